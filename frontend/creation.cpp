@@ -1,0 +1,121 @@
+// Creation ops: leaves of the graph.
+#include <cmath>
+#include <cstring>
+
+#include "frontend/recording.h"
+#include "lazuli/error.h"
+#include "runtime/buffer.h"
+
+namespace lz {
+namespace {
+
+using frontend::make_node;
+using frontend::record;
+using ir::Op;
+
+void check_shape(std::string_view op, const Shape& shape) {
+  for (int64_t dim : shape) {
+    if (dim < 0) {
+      throw Error("[" + std::string(op) + "] shape " + shape_string(shape) +
+                  " has a negative dimension; dimensions must be >= 0");
+    }
+  }
+}
+
+}  // namespace
+
+template <class T>
+Tensor from_vector(const std::vector<T>& data, Shape shape, Device device,
+                   std::source_location loc) {
+  (void)device;  // only the CPU exists so far
+  check_shape("from_vector", shape);
+  if (static_cast<int64_t>(data.size()) != shape_size(shape)) {
+    throw Error("[from_vector] " + std::to_string(data.size()) + " values cannot fill shape " +
+                shape_string(shape) + ", which holds " + std::to_string(shape_size(shape)));
+  }
+  constexpr DType dtype = dtype_of<T>();
+  std::shared_ptr<runtime::Buffer> buffer = runtime::Buffer::allocate(dtype, data.size());
+  if (!data.empty()) std::memcpy(buffer->data(), data.data(), data.size() * sizeof(T));
+  ir::NodePtr node = make_node(Op::Data, {}, loc);
+  node->dtype = dtype;
+  node->shape = std::move(shape);
+  node->buffer = std::move(buffer);
+  return record(std::move(node));
+}
+
+template Tensor from_vector(const std::vector<float>&, Shape, Device, std::source_location);
+template Tensor from_vector(const std::vector<double>&, Shape, Device, std::source_location);
+template Tensor from_vector(const std::vector<int32_t>&, Shape, Device, std::source_location);
+template Tensor from_vector(const std::vector<int64_t>&, Shape, Device, std::source_location);
+
+Tensor full(Shape shape, double value, DType dtype, std::source_location loc) {
+  check_shape("full", shape);
+  ir::NodePtr node = make_node(Op::Full, {}, loc);
+  node->dtype = dtype;
+  node->shape = std::move(shape);
+  if (dtype == bool_) {
+    node->params[0] = ir::ScalarParam::of_integer(value != 0);
+  } else {
+    node->params[0] = frontend::scalar_param("full", value, dtype);
+  }
+  return record(std::move(node));
+}
+
+Tensor zeros(Shape shape, DType dtype, std::source_location loc) {
+  return full(std::move(shape), 0, dtype, loc);
+}
+
+Tensor ones(Shape shape, DType dtype, std::source_location loc) {
+  return full(std::move(shape), 1, dtype, loc);
+}
+
+Tensor arange(double start, double stop, double step, DType dtype, std::source_location loc) {
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
+    throw Error("[arange] needs finite bounds and a non-zero step, got start=" +
+                std::to_string(start) + ", stop=" + std::to_string(stop) +
+                ", step=" + std::to_string(step));
+  }
+  if (dtype == bool_) throw Error("[arange] cannot produce bool; use an int or float dtype");
+  const double count = std::ceil((stop - start) / step);
+  if (count > 0x1p62) throw Error("[arange] " + std::to_string(count) + " elements is too many");
+  ir::NodePtr node = make_node(Op::Arange, {}, loc);
+  node->dtype = dtype;
+  node->shape = {count > 0 ? static_cast<int64_t>(count) : 0};
+  node->params[0] = frontend::scalar_param("arange", start, dtype);
+  node->params[1] = frontend::scalar_param("arange", step, dtype);
+  if (!is_floating(dtype) && node->params[1].integer == 0) {
+    throw Error("[arange] step " + std::to_string(step) + " truncates to 0 for " +
+                dtype_name(dtype));
+  }
+  return record(std::move(node));
+}
+
+Tensor random_uniform(Shape shape, uint64_t seed, double low, double high, DType dtype,
+                      std::source_location loc) {
+  check_shape("random_uniform", shape);
+  if (!(low <= high) || !std::isfinite(low) || !std::isfinite(high)) {
+    throw Error("[random_uniform] needs finite bounds with low <= high, got low=" +
+                std::to_string(low) + ", high=" + std::to_string(high));
+  }
+  ir::NodePtr node = make_node(Op::RandomUniform, {}, loc);
+  node->dtype = dtype;
+  node->shape = std::move(shape);
+  node->seed = seed;
+  node->params[0] = ir::ScalarParam::of(low);
+  node->params[1] = ir::ScalarParam::of(high);
+  return record(std::move(node));
+}
+
+Tensor random_normal(Shape shape, uint64_t seed, double mean, double std, DType dtype,
+                     std::source_location loc) {
+  check_shape("random_normal", shape);
+  ir::NodePtr node = make_node(Op::RandomNormal, {}, loc);
+  node->dtype = dtype;
+  node->shape = std::move(shape);
+  node->seed = seed;
+  node->params[0] = ir::ScalarParam::of(mean);
+  node->params[1] = ir::ScalarParam::of(std);
+  return record(std::move(node));
+}
+
+}  // namespace lz

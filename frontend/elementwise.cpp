@@ -1,0 +1,171 @@
+// Elementwise ops: type promotion here, then one IR node over operands of a single dtype.
+#include "frontend/recording.h"
+#include "ir/type_inference.h"
+#include "lazuli/error.h"
+
+namespace lz {
+namespace {
+
+using frontend::cast;
+using frontend::make_node;
+using frontend::node_of;
+using frontend::record;
+using ir::Op;
+
+/// Records `op` over tensors already promoted to one dtype.
+Tensor record_elementwise(Op op, std::vector<ir::NodePtr> inputs, std::source_location loc) {
+  return record(make_node(op, std::move(inputs), loc));
+}
+
+/// The dtype both operands are computed in; `/` computes integers in float32.
+DType compute_dtype(Op op, DType promoted) {
+  if (op == Op::Div && !is_floating(promoted)) return float32;
+  return promoted;
+}
+
+Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) {
+  const std::string_view name = ir::op_name(op);
+  const ir::NodePtr& a_node = node_of(a, name);
+  const ir::NodePtr& b_node = node_of(b, name);
+  // Shapes are checked before any cast is recorded, so a rejected op records nothing.
+  ir::broadcast_shapes(name, a_node->shape, b_node->shape);
+  const DType dtype = compute_dtype(op, frontend::promote(a_node->dtype, b_node->dtype));
+  return record_elementwise(
+      op, {cast(a, dtype, loc).node(), cast(b, dtype, loc).node()}, loc);
+}
+
+Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc) {
+  if (b.tensor() != nullptr) return binary(op, a, *b.tensor(), loc);
+  const std::string_view name = ir::op_name(op);
+  const DType dtype = frontend::promote_with_scalar(node_of(a, name)->dtype, b.scalar().category);
+  return binary(op, a, frontend::scalar(name, b.scalar(), dtype, loc), loc);
+}
+
+Tensor binary(Op op, const ScalarOperand& a, const Tensor& b, std::source_location loc) {
+  const std::string_view name = ir::op_name(op);
+  const DType dtype = frontend::promote_with_scalar(node_of(b, name)->dtype, a.category);
+  return binary(op, frontend::scalar(name, a, dtype, loc), b, loc);
+}
+
+/// exp, log, ... compute integers and bools in float32, as PyTorch does.
+Tensor floating_unary(Op op, const Tensor& x, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, ir::op_name(op));
+  const DType dtype = is_floating(node->dtype) ? node->dtype : float32;
+  return record_elementwise(op, {cast(x, dtype, loc).node()}, loc);
+}
+
+Tensor unary(Op op, const Tensor& x, std::source_location loc) {
+  return record_elementwise(op, {node_of(x, ir::op_name(op))}, loc);
+}
+
+}  // namespace
+
+Tensor operator+(Traced a, const Operand& b) { return binary(Op::Add, a.tensor, b, a.where); }
+Tensor operator+(ScalarOperand a, Traced b) { return binary(Op::Add, a, b.tensor, b.where); }
+Tensor operator-(Traced a, const Operand& b) { return binary(Op::Sub, a.tensor, b, a.where); }
+Tensor operator-(ScalarOperand a, Traced b) { return binary(Op::Sub, a, b.tensor, b.where); }
+Tensor operator*(Traced a, const Operand& b) { return binary(Op::Mul, a.tensor, b, a.where); }
+Tensor operator*(ScalarOperand a, Traced b) { return binary(Op::Mul, a, b.tensor, b.where); }
+Tensor operator/(Traced a, const Operand& b) { return binary(Op::Div, a.tensor, b, a.where); }
+Tensor operator/(ScalarOperand a, Traced b) { return binary(Op::Div, a, b.tensor, b.where); }
+Tensor operator-(Traced a) { return unary(Op::Neg, a.tensor, a.where); }
+
+Tensor operator==(Traced a, const Operand& b) { return binary(Op::Equal, a.tensor, b, a.where); }
+Tensor operator==(ScalarOperand a, Traced b) { return binary(Op::Equal, a, b.tensor, b.where); }
+Tensor operator!=(Traced a, const Operand& b) {
+  return binary(Op::NotEqual, a.tensor, b, a.where);
+}
+Tensor operator!=(ScalarOperand a, Traced b) {
+  return binary(Op::NotEqual, a, b.tensor, b.where);
+}
+Tensor operator<(Traced a, const Operand& b) { return binary(Op::Less, a.tensor, b, a.where); }
+Tensor operator<(ScalarOperand a, Traced b) { return binary(Op::Less, a, b.tensor, b.where); }
+Tensor operator<=(Traced a, const Operand& b) {
+  return binary(Op::LessEqual, a.tensor, b, a.where);
+}
+Tensor operator<=(ScalarOperand a, Traced b) {
+  return binary(Op::LessEqual, a, b.tensor, b.where);
+}
+Tensor operator>(Traced a, const Operand& b) { return binary(Op::Greater, a.tensor, b, a.where); }
+Tensor operator>(ScalarOperand a, Traced b) { return binary(Op::Greater, a, b.tensor, b.where); }
+Tensor operator>=(Traced a, const Operand& b) {
+  return binary(Op::GreaterEqual, a.tensor, b, a.where);
+}
+Tensor operator>=(ScalarOperand a, Traced b) {
+  return binary(Op::GreaterEqual, a, b.tensor, b.where);
+}
+
+Tensor exp(const Tensor& x, std::source_location loc) { return floating_unary(Op::Exp, x, loc); }
+Tensor log(const Tensor& x, std::source_location loc) { return floating_unary(Op::Log, x, loc); }
+Tensor sqrt(const Tensor& x, std::source_location loc) { return floating_unary(Op::Sqrt, x, loc); }
+Tensor rsqrt(const Tensor& x, std::source_location loc) {
+  return floating_unary(Op::Rsqrt, x, loc);
+}
+Tensor sin(const Tensor& x, std::source_location loc) { return floating_unary(Op::Sin, x, loc); }
+Tensor cos(const Tensor& x, std::source_location loc) { return floating_unary(Op::Cos, x, loc); }
+Tensor tanh(const Tensor& x, std::source_location loc) { return floating_unary(Op::Tanh, x, loc); }
+Tensor sigmoid(const Tensor& x, std::source_location loc) {
+  return floating_unary(Op::Sigmoid, x, loc);
+}
+Tensor relu(const Tensor& x, std::source_location loc) { return unary(Op::Relu, x, loc); }
+Tensor abs(const Tensor& x, std::source_location loc) { return unary(Op::Abs, x, loc); }
+Tensor square(const Tensor& x, std::source_location loc) { return unary(Op::Square, x, loc); }
+
+Tensor pow(const Tensor& base, const Operand& exponent, std::source_location loc) {
+  return binary(Op::Pow, base, exponent, loc);
+}
+Tensor pow(ScalarOperand base, const Tensor& exponent, std::source_location loc) {
+  return binary(Op::Pow, base, exponent, loc);
+}
+Tensor maximum(const Tensor& a, const Operand& b, std::source_location loc) {
+  return binary(Op::Maximum, a, b, loc);
+}
+Tensor maximum(ScalarOperand a, const Tensor& b, std::source_location loc) {
+  return binary(Op::Maximum, a, b, loc);
+}
+Tensor minimum(const Tensor& a, const Operand& b, std::source_location loc) {
+  return binary(Op::Minimum, a, b, loc);
+}
+Tensor minimum(ScalarOperand a, const Tensor& b, std::source_location loc) {
+  return binary(Op::Minimum, a, b, loc);
+}
+
+Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source_location loc) {
+  const ir::NodePtr& cond_node = node_of(cond, "where");
+  if (cond_node->dtype != bool_) {
+    throw Error(std::string("[where] condition must be bool, got ") +
+                dtype_name(cond_node->dtype) + "; compare it (x != 0) or use astype(bool_)");
+  }
+  // The values' dtype: promoted between tensors; a number joins as in binary ops; two numbers
+  // give the default dtype of their highest category.
+  const Tensor* a_tensor = a.tensor();
+  const Tensor* b_tensor = b.tensor();
+  DType dtype;
+  if (a_tensor != nullptr && b_tensor != nullptr) {
+    dtype = frontend::promote(node_of(*a_tensor, "where")->dtype, node_of(*b_tensor, "where")->dtype);
+  } else if (a_tensor != nullptr) {
+    dtype = frontend::promote_with_scalar(node_of(*a_tensor, "where")->dtype, b.scalar().category);
+  } else if (b_tensor != nullptr) {
+    dtype = frontend::promote_with_scalar(node_of(*b_tensor, "where")->dtype, a.scalar().category);
+  } else {
+    dtype = frontend::promote_with_scalar(
+        frontend::promote_with_scalar(bool_, a.scalar().category), b.scalar().category);
+  }
+  const auto value = [&](const Operand& operand) {
+    return operand.tensor() != nullptr ? cast(*operand.tensor(), dtype, loc)
+                                       : frontend::scalar("where", operand.scalar(), dtype, loc);
+  };
+  const Tensor a_value = value(a);
+  const Tensor b_value = value(b);
+  return record_elementwise(Op::Where, {cond_node, a_value.node(), b_value.node()}, loc);
+}
+
+Tensor astype(const Tensor& x, DType dtype, std::source_location loc) {
+  return cast(x, dtype, loc);
+}
+
+Tensor Tensor::astype(DType dtype, std::source_location loc) const {
+  return cast(*this, dtype, loc);
+}
+
+}  // namespace lz

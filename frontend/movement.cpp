@@ -1,0 +1,186 @@
+// Movement ops: reshape, transpose, broadcast_to, slice, concatenate, expand_dims, squeeze.
+#include <algorithm>
+
+#include "frontend/recording.h"
+#include "ir/type_inference.h"
+#include "lazuli/error.h"
+
+namespace lz {
+namespace {
+
+using frontend::make_node;
+using frontend::node_of;
+using frontend::record;
+using ir::Op;
+
+Tensor reshape_to(const Tensor& x, Shape shape, std::source_location loc) {
+  if (x.node()->shape == shape) return x;
+  ir::NodePtr node = make_node(Op::Reshape, {x.node()}, loc);
+  node->shape = std::move(shape);
+  return record(std::move(node));
+}
+
+/// Python's slice.indices: the first index and the count of x[start:stop:step] on an axis of
+/// `extent` elements. Bounds past either end are clamped; negative bounds count from the end.
+std::pair<int64_t, int64_t> slice_range(int64_t start, int64_t stop, int64_t step,
+                                        int64_t extent) {
+  const auto adjust = [&](int64_t bound) {
+    if (bound < 0) {
+      bound += extent;  // cannot overflow: extent >= 0
+      if (bound < 0) bound = step < 0 ? -1 : 0;
+    } else if (bound >= extent) {
+      bound = step < 0 ? extent - 1 : extent;
+    }
+    return bound;
+  };
+  const int64_t first = adjust(start);
+  const int64_t last = adjust(stop);
+  if (step > 0) {
+    if (last <= first) return {0, 0};
+    return {first, (last - first - 1) / step + 1};
+  }
+  if (first <= last) return {0, 0};
+  const int64_t magnitude = step == INT64_MIN ? INT64_MAX : -step;
+  return {first, (first - last - 1) / magnitude + 1};
+}
+
+std::string list_string(const std::vector<int64_t>& values) {
+  std::string text = "[";
+  for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
+  return text + "]";
+}
+
+}  // namespace
+
+Tensor reshape(const Tensor& x, Shape shape, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "reshape");
+  int inferred_axis = -1;
+  int64_t known = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == -1) {
+      if (inferred_axis >= 0) {
+        throw Error("[reshape] only one dimension of " + shape_string(shape) + " can be -1");
+      }
+      inferred_axis = static_cast<int>(d);
+    } else if (shape[d] < 0) {
+      throw Error("[reshape] shape " + shape_string(shape) +
+                  " has a negative dimension other than -1");
+    } else {
+      known *= shape[d];
+    }
+  }
+  if (inferred_axis >= 0) {
+    if (known == 0 || node->size() % known != 0) {
+      throw Error("[reshape] cannot reshape " + shape_string(node->shape) + " (" +
+                  std::to_string(node->size()) + " elements) to " + shape_string(shape) +
+                  ": no value of -1 fits");
+    }
+    shape[inferred_axis] = node->size() / known;
+  }
+  if (node->shape == shape) return x;
+  ir::NodePtr reshaped = make_node(Op::Reshape, {node}, loc);
+  reshaped->shape = std::move(shape);
+  return record(std::move(reshaped));
+}
+
+Tensor transpose(const Tensor& x, std::vector<int> perm, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "transpose");
+  ir::NodePtr transposed = make_node(Op::Transpose, {node}, loc);
+  if (perm.empty()) {
+    for (int d = node->ndim() - 1; d >= 0; --d) transposed->axes.push_back(d);
+  } else {
+    for (int axis : perm) transposed->axes.push_back(axis < 0 ? axis + node->ndim() : axis);
+  }
+  return record(std::move(transposed));
+}
+
+Tensor broadcast_to(const Tensor& x, Shape shape, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "broadcast_to");
+  if (node->shape == shape) return x;
+  ir::NodePtr broadcast = make_node(Op::BroadcastTo, {node}, loc);
+  broadcast->shape = std::move(shape);
+  return record(std::move(broadcast));
+}
+
+Tensor slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64_t> stop,
+             std::vector<int64_t> step, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "slice");
+  const size_t ndim = node->shape.size();
+  if (start.size() != stop.size() || (!step.empty() && step.size() != start.size()) ||
+      start.size() > ndim) {
+    throw Error("[slice] start " + list_string(start) + ", stop " + list_string(stop) +
+                " and step " + list_string(step) + " must have one entry per sliced axis (at most " +
+                std::to_string(ndim) + " for shape " + shape_string(node->shape) + ")");
+  }
+  ir::NodePtr sliced = make_node(Op::Slice, {node}, loc);
+  for (size_t d = 0; d < ndim; ++d) {
+    const int64_t extent = node->shape[d];
+    if (d >= start.size()) {
+      sliced->starts.push_back(0);
+      sliced->steps.push_back(1);
+      sliced->shape.push_back(extent);
+      continue;
+    }
+    const int64_t axis_step = step.empty() ? 1 : step[d];
+    if (axis_step == 0) throw Error("[slice] step of axis " + std::to_string(d) + " is 0");
+    const auto [first, count] = slice_range(start[d], stop[d], axis_step, extent);
+    sliced->starts.push_back(first);
+    sliced->steps.push_back(axis_step);
+    sliced->shape.push_back(count);
+  }
+  return record(std::move(sliced));
+}
+
+Tensor concatenate(const std::vector<Tensor>& tensors, int axis, std::source_location loc) {
+  if (tensors.empty()) throw Error("[concatenate] needs at least one tensor");
+  const ir::NodePtr& first = node_of(tensors[0], "concatenate");
+  if (first->ndim() == 0) {
+    throw Error("[concatenate] zero-dimensional tensors cannot be concatenated; use "
+                "expand_dims first");
+  }
+  const int64_t normalized = ir::normalize_axis("concatenate", axis, first->shape);
+  DType dtype = first->dtype;
+  for (const Tensor& tensor : tensors) {
+    dtype = frontend::promote(dtype, node_of(tensor, "concatenate")->dtype);
+  }
+  if (tensors.size() == 1) return tensors[0];
+  std::vector<ir::NodePtr> inputs;
+  for (const Tensor& tensor : tensors) inputs.push_back(frontend::cast(tensor, dtype, loc).node());
+  ir::NodePtr joined = make_node(Op::Concatenate, std::move(inputs), loc);
+  joined->axes = {normalized};
+  return record(std::move(joined));
+}
+
+Tensor expand_dims(const Tensor& x, int axis, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "expand_dims");
+  Shape shape = node->shape;
+  Shape extended = shape;
+  extended.push_back(1);  // the new axis may be one past the last
+  const int64_t position = ir::normalize_axis("expand_dims", axis, extended);
+  shape.insert(shape.begin() + position, 1);
+  return reshape_to(x, std::move(shape), loc);
+}
+
+Tensor squeeze(const Tensor& x, std::vector<int> axes, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "squeeze");
+  std::vector<bool> removed(node->shape.size(), false);
+  if (axes.empty()) {
+    for (size_t d = 0; d < node->shape.size(); ++d) removed[d] = node->shape[d] == 1;
+  }
+  for (int axis : axes) {
+    const int64_t d = ir::normalize_axis("squeeze", axis, node->shape);
+    if (node->shape[d] != 1) {
+      throw Error("[squeeze] cannot squeeze axis " + std::to_string(axis) + " of shape " +
+                  shape_string(node->shape) + ": its size is " + std::to_string(node->shape[d]) +
+                  ", not 1");
+    }
+    removed[d] = true;
+  }
+  Shape shape;
+  for (size_t d = 0; d < node->shape.size(); ++d) {
+    if (!removed[d]) shape.push_back(node->shape[d]);
+  }
+  return reshape_to(x, std::move(shape), loc);
+}
+
+}  // namespace lz

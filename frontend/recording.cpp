@@ -1,0 +1,113 @@
+#include "frontend/recording.h"
+
+#include <cmath>
+#include <cstdint>
+
+#include "ir/pending_list.h"
+#include "ir/type_inference.h"
+#include "lazuli/error.h"
+
+namespace lz::frontend {
+
+ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_location loc) {
+  auto node = std::make_shared<ir::Node>();
+  node->op = op;
+  node->inputs = std::move(inputs);
+  node->location = loc;
+  return node;
+}
+
+Tensor record(ir::NodePtr node) {
+  ir::TensorType type = ir::infer_type(*node);
+  node->dtype = type.dtype;
+  node->shape = std::move(type.shape);
+  if (!node->is_evaluated()) ir::PendingList::global().add(node.get());
+  return Tensor(std::move(node));
+}
+
+const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op) {
+  if (!tensor.defined()) {
+    throw Error("[" + std::string(op) +
+                "] got an empty tensor handle (a default-constructed lz::Tensor); assign it the "
+                "result of an op first");
+  }
+  return tensor.node();
+}
+
+Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc) {
+  const ir::NodePtr& input = node_of(tensor, "astype");
+  if (input->dtype == dtype) return tensor;
+  ir::NodePtr node = make_node(ir::Op::Astype, {input}, loc);
+  node->dtype = dtype;
+  return record(std::move(node));
+}
+
+namespace {
+
+void check_fits(std::string_view op, const std::string& shown, bool fits, DType dtype) {
+  if (!fits) {
+    throw Error("[" + std::string(op) + "] scalar " + shown + " does not fit " + dtype_name(dtype));
+  }
+}
+
+int64_t integer_limit(DType dtype, bool upper) {
+  if (dtype == int32) return upper ? INT32_MAX : INT32_MIN;
+  if (dtype == bool_) return upper ? 1 : 0;
+  return upper ? INT64_MAX : INT64_MIN;
+}
+
+}  // namespace
+
+ir::ScalarParam scalar_param(std::string_view op, double value, DType dtype) {
+  if (is_floating(dtype)) return ir::ScalarParam::of(value);
+  const double truncated = std::trunc(value);
+  // 2^63 is the first double above INT64_MAX; comparing against it avoids an undefined cast.
+  const bool fits = std::isfinite(truncated) && truncated >= -0x1p63 && truncated < 0x1p63 &&
+                    truncated >= static_cast<double>(integer_limit(dtype, false)) &&
+                    truncated <= static_cast<double>(integer_limit(dtype, true));
+  check_fits(op, std::to_string(value), fits, dtype);
+  return ir::ScalarParam::of_integer(static_cast<int64_t>(truncated));
+}
+
+Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
+              std::source_location loc) {
+  ir::NodePtr node = make_node(ir::Op::Full, {}, loc);
+  node->dtype = dtype;
+  if (value.category == ScalarOperand::Category::Floating) {
+    node->params[0] = scalar_param(op, value.floating, dtype);
+  } else {
+    check_fits(op, std::to_string(value.integer),
+               is_floating(dtype) || (value.integer >= integer_limit(dtype, false) &&
+                                      value.integer <= integer_limit(dtype, true)),
+               dtype);
+    node->params[0] = ir::ScalarParam::of_integer(value.integer);
+  }
+  return record(std::move(node));
+}
+
+namespace {
+
+int promotion_rank(DType dtype) {
+  switch (dtype) {
+    case DType::Bool: return 0;
+    case DType::Int32: return 1;
+    case DType::Int64: return 2;
+    case DType::Float32: return 3;
+    case DType::Float64: return 4;
+  }
+  return 0;
+}
+
+int category_rank(DType dtype) { return dtype == bool_ ? 0 : is_integer(dtype) ? 1 : 2; }
+
+}  // namespace
+
+DType promote(DType a, DType b) { return promotion_rank(a) >= promotion_rank(b) ? a : b; }
+
+DType promote_with_scalar(DType tensor, ScalarOperand::Category number) {
+  const int number_rank = static_cast<int>(number);
+  if (number_rank <= category_rank(tensor)) return tensor;
+  return number == ScalarOperand::Category::Integer ? int64 : float32;
+}
+
+}  // namespace lz::frontend

@@ -1,0 +1,43 @@
+// How the frontend turns a call into a recorded node: the one path every op goes through.
+#pragma once
+
+#include <source_location>
+#include <string_view>
+#include <vector>
+
+#include "ir/node.h"
+#include "lazuli/tensor.h"
+
+namespace lz::frontend {
+
+/// A fresh, unrecorded node of `op` over `inputs`, attributed to the user's call at `loc`.
+ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_location loc);
+
+/// Infers and sets the node's dtype and shape, then adds it to the pending graph. Throws lz::Error
+/// (and records nothing) when the node is invalid. Evaluated nodes (data) are not pending.
+Tensor record(ir::NodePtr node);
+
+/// The node behind `tensor`; throws "[op] got an empty tensor handle" for a default-constructed one.
+const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op);
+
+/// `tensor` converted to `dtype`; the same handle when it already has that dtype.
+Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc);
+
+/// A 0-d tensor holding `value` as `dtype` (a kernel parameter, never a literal). Throws
+/// "[op] scalar 3000000000 does not fit int32" when an integer dtype cannot hold it.
+Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
+              std::source_location loc);
+
+/// `value` as a parameter of an integer or floating `dtype`: a floating value is truncated toward
+/// zero for integer dtypes. Throws when it does not fit (or is NaN/infinite for an integer dtype).
+ir::ScalarParam scalar_param(std::string_view op, double value, DType dtype);
+
+/// Result dtype of two tensors: the larger of bool < int32 < int64 < float32 < float64.
+DType promote(DType a, DType b);
+
+/// Result dtype of a tensor and a C++ number: the tensor's, unless the number's category is
+/// higher (an integer number with a bool tensor gives int64, a floating one with a non-floating
+/// tensor float32), as in PyTorch.
+DType promote_with_scalar(DType tensor, ScalarOperand::Category number);
+
+}  // namespace lz::frontend

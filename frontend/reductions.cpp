@@ -1,0 +1,81 @@
+// Reductions: axes are normalized here, so the IR only sees ascending non-negative axes.
+#include <algorithm>
+
+#include "frontend/recording.h"
+#include "ir/type_inference.h"
+#include "lazuli/error.h"
+
+namespace lz {
+namespace {
+
+using frontend::cast;
+using frontend::make_node;
+using frontend::node_of;
+using frontend::record;
+using ir::Op;
+
+/// `axes` made non-negative and sorted; empty means every axis. Rejects repeats.
+std::vector<int64_t> normalize_axes(std::string_view op, const std::vector<int>& axes,
+                                    const Shape& shape) {
+  std::vector<int64_t> normalized;
+  if (axes.empty()) {
+    for (size_t d = 0; d < shape.size(); ++d) normalized.push_back(static_cast<int64_t>(d));
+    return normalized;
+  }
+  for (int axis : axes) normalized.push_back(ir::normalize_axis(op, axis, shape));
+  std::sort(normalized.begin(), normalized.end());
+  const auto repeated = std::adjacent_find(normalized.begin(), normalized.end());
+  if (repeated != normalized.end()) {
+    std::string listed;
+    for (int axis : axes) listed += (listed.empty() ? "" : ",") + std::to_string(axis);
+    throw Error("[" + std::string(op) + "] axis " + std::to_string(*repeated) +
+                " appears twice in axes [" + listed + "] for shape " + shape_string(shape));
+  }
+  return normalized;
+}
+
+Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepdims,
+              std::source_location loc) {
+  ir::NodePtr node = make_node(op, {x.node()}, loc);
+  node->axes = std::move(axes);
+  node->keepdims = keepdims;
+  return record(std::move(node));
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "sum");
+  std::vector<int64_t> normalized = normalize_axes("sum", axes, node->shape);
+  const DType dtype = is_floating(node->dtype) ? node->dtype : int64;
+  return reduce(Op::Sum, cast(x, dtype, loc), std::move(normalized), keepdims, loc);
+}
+
+Tensor mean(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "mean");
+  std::vector<int64_t> normalized = normalize_axes("mean", axes, node->shape);
+  int64_t count = 1;
+  for (int64_t axis : normalized) count *= node->shape[axis];
+  const DType dtype = is_floating(node->dtype) ? node->dtype : float32;
+  // Over zero elements this is 0 / 0 = NaN, as in numpy.
+  const Tensor total = reduce(Op::Sum, cast(x, dtype, loc), std::move(normalized), keepdims, loc);
+  const Tensor divisor = frontend::scalar("mean", ScalarOperand(count), dtype, loc);
+  return record(make_node(Op::Div, {total.node(), divisor.node()}, loc));
+}
+
+Tensor max(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "max");
+  return reduce(Op::Max, x, normalize_axes("max", axes, node->shape), keepdims, loc);
+}
+
+Tensor min(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "min");
+  return reduce(Op::Min, x, normalize_axes("min", axes, node->shape), keepdims, loc);
+}
+
+Tensor argmax(const Tensor& x, int axis, bool keepdims, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "argmax");
+  return reduce(Op::Argmax, x, {ir::normalize_axis("argmax", axis, node->shape)}, keepdims, loc);
+}
+
+}  // namespace lz

@@ -1,0 +1,58 @@
+#include "frontend/settings.h"
+
+#include <cstdlib>
+#include <iostream>
+#include <mutex>
+#include <string_view>
+
+namespace lz::frontend {
+namespace {
+
+LogLevel parse_log_level(const char* text) {
+  if (text == nullptr) return LogLevel::Off;
+  const std::string_view value(text);
+  if (value == "info" || value == "1") return LogLevel::Info;
+  if (value == "debug") return LogLevel::Debug;
+  if (!value.empty() && value != "off" && value != "0") {
+    std::cerr << "[lazuli] ignoring LZ_LOG=" << value << "; expected info, debug or off\n";
+  }
+  return LogLevel::Off;
+}
+
+struct SettingsStore {
+  std::mutex mutex;
+  Settings settings;
+
+  SettingsStore() {
+    settings.log_level = parse_log_level(std::getenv("LZ_LOG"));
+    if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
+  }
+};
+
+SettingsStore& store() {
+  static SettingsStore instance;
+  return instance;
+}
+
+}  // namespace
+
+Settings current_settings() {
+  std::lock_guard lock(store().mutex);
+  return store().settings;
+}
+
+}  // namespace lz::frontend
+
+namespace lz {
+
+void set_log_level(LogLevel level) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.log_level = level;
+}
+
+void set_dump_directory(const std::string& directory) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.dump_directory = directory;
+}
+
+}  // namespace lz

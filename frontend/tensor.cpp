@@ -1,0 +1,110 @@
+// lz::Tensor's accessors and its blocking reads.
+#include <cstring>
+
+#include "frontend/evaluation.h"
+#include "frontend/recording.h"
+#include "lazuli/error.h"
+#include "runtime/buffer.h"
+
+namespace lz {
+namespace {
+
+template <class T>
+const char* cpp_type_name() {
+  if constexpr (std::is_same_v<T, float>) return "float";
+  else if constexpr (std::is_same_v<T, double>) return "double";
+  else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
+  else if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
+  else return "bool";
+}
+
+const char* cpp_type_name(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Int32: return "int32_t";
+    case DType::Int64: return "int64_t";
+    case DType::Bool: return "bool";
+  }
+  return "?";
+}
+
+/// Reading never converts silently: T must be the tensor's element type.
+template <class T>
+void check_read_type(std::string_view op, const ir::Node& node) {
+  if (node.dtype != dtype_of<T>()) {
+    throw Error("[" + std::string(op) + "] tensor of shape " + shape_string(node.shape) + " is " +
+                dtype_name(node.dtype) + " but " + std::string(op) + "<" + cpp_type_name<T>() +
+                "> was called; use " + std::string(op) + "<" + cpp_type_name(node.dtype) +
+                "> or astype(" + dtype_name(dtype_of<T>()) + ") first");
+  }
+}
+
+/// Evaluates `tensor` if needed and returns its buffer.
+const runtime::Buffer& computed(const Tensor& tensor, EvaluationReason reason,
+                                std::source_location loc) {
+  frontend::evaluate({tensor.node()}, reason, loc);
+  return *tensor.node()->buffer;
+}
+
+}  // namespace
+
+Tensor::Tensor(std::shared_ptr<ir::Node> node) : node_(std::move(node)) {}
+
+const Shape& Tensor::shape() const { return frontend::node_of(*this, "shape")->shape; }
+DType Tensor::dtype() const { return frontend::node_of(*this, "dtype")->dtype; }
+Device Tensor::device() const {
+  frontend::node_of(*this, "device");
+  return Device::cpu();
+}
+int64_t Tensor::size() const { return frontend::node_of(*this, "size")->size(); }
+int Tensor::ndim() const { return frontend::node_of(*this, "ndim")->ndim(); }
+
+template <class T>
+T Tensor::item(std::source_location loc) const {
+  const ir::Node& node = *frontend::node_of(*this, "item");
+  if (node.size() != 1) {
+    throw Error("[item] needs a tensor of exactly one element, got shape " +
+                shape_string(node.shape) + " (" + std::to_string(node.size()) +
+                " elements); use to_vector to read several");
+  }
+  check_read_type<T>("item", node);
+  return computed(*this, EvaluationReason::Item, loc).data_as<T>()[0];
+}
+
+template <class T>
+std::vector<T> Tensor::to_vector(std::source_location loc) const {
+  const ir::Node& node = *frontend::node_of(*this, "to_vector");
+  check_read_type<T>("to_vector", node);
+  const runtime::Buffer& buffer = computed(*this, EvaluationReason::ToVector, loc);
+  const T* data = buffer.data_as<T>();
+  return std::vector<T>(data, data + buffer.size());
+}
+
+#define LZ_DEFINE_READ(T)                                             \
+  template T Tensor::item<T>(std::source_location) const;             \
+  template std::vector<T> Tensor::to_vector<T>(std::source_location) const;
+LZ_DEFINE_READ(float)
+LZ_DEFINE_READ(double)
+LZ_DEFINE_READ(int32_t)
+LZ_DEFINE_READ(int64_t)
+LZ_DEFINE_READ(bool)
+#undef LZ_DEFINE_READ
+
+void Tensor::wait_to_read(std::source_location loc) const {
+  frontend::evaluate({frontend::node_of(*this, "wait_to_read")}, EvaluationReason::WaitToRead,
+                     loc);
+}
+
+void Tensor::eval_async(std::source_location loc) const {
+  // Until the asynchronous runtime lands, starting the work means doing it now.
+  frontend::evaluate({frontend::node_of(*this, "eval_async")}, EvaluationReason::EvalAsync, loc);
+}
+
+bool Tensor::is_ready() const { return frontend::node_of(*this, "is_ready")->is_evaluated(); }
+
+std::string Device::name() const { return "cpu"; }
+
+Device default_device() { return Device::cpu(); }
+
+}  // namespace lz

@@ -1,0 +1,39 @@
+// Looking inside: the IR behind tensors, why evaluations happened, and the dump/log settings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lazuli/tensor.h"
+
+namespace lz {
+
+/// IR text of the pending graph that computes `outputs`. Values already computed appear as
+/// `data` leaves. The format is documented in ir/printer.h and parses back with lazuli-opt.
+std::string ir_text(const std::vector<Tensor>& outputs);
+/// The same graph in Graphviz DOT.
+std::string ir_dot(const std::vector<Tensor>& outputs);
+
+/// What forced an evaluation.
+enum class EvaluationReason { Item, ToVector, Print, WaitToRead, WaitAll, EvalAsync };
+const char* evaluation_reason_name(EvaluationReason reason);
+
+/// One forced evaluation of the pending graph.
+struct EvaluationRecord {
+  uint64_t number = 0;          // 1 for the first evaluation of the process
+  EvaluationReason reason{};    // the blocking point that forced it
+  std::string location;         // "file:line" of the user's call that blocked
+  int64_t nodes = 0;            // nodes computed
+  double milliseconds = 0;      // wall time of the evaluation
+};
+/// The most recent evaluation; number == 0 if there was none.
+EvaluationRecord last_evaluation();
+
+enum class LogLevel { Off, Info, Debug };
+/// Overrides LZ_LOG: Info prints one line per evaluation to stderr.
+void set_log_level(LogLevel level);
+/// Overrides LZ_DUMP: each evaluation writes its IR text and DOT into `directory` (empty: off).
+void set_dump_directory(const std::string& directory);
+
+}  // namespace lz

@@ -1,0 +1,8 @@
+// lazuli: a lazy tracing graph compiler. Include this header and nothing else.
+#pragma once
+
+#include "lazuli/device.h"
+#include "lazuli/dtype.h"
+#include "lazuli/error.h"
+#include "lazuli/inspect.h"
+#include "lazuli/tensor.h"

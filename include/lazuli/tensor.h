@@ -1,0 +1,250 @@
+// lz::Tensor and every op on it. Each call records a node into the pending graph and returns at
+// once; nothing is computed until a blocking point (item, to_vector, <<, wait_to_read, waitall).
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <source_location>
+#include <type_traits>
+#include <vector>
+
+#include "lazuli/device.h"
+#include "lazuli/dtype.h"
+
+namespace lz {
+
+namespace ir {
+struct Node;
+}
+
+/// A C++ number usable as an operand: bool, any integer or floating type.
+template <class T>
+concept Number = std::is_arithmetic_v<T>;
+
+/// A C++ number kept with its category, which decides the result dtype as in PyTorch: a scalar
+/// never widens a tensor of its own category (float32 * 2.0 stays float32), but an int tensor times
+/// 2.5 becomes float32. int64 values are kept exactly.
+struct ScalarOperand {
+  enum class Category : uint8_t { Bool, Integer, Floating };
+  template <Number T>
+  ScalarOperand(T value) {  // NOLINT(google-explicit-constructor): operands convert implicitly
+    if constexpr (std::is_same_v<T, bool>) {
+      category = Category::Bool;
+      integer = value;
+      floating = value;
+    } else if constexpr (std::is_integral_v<T>) {
+      category = Category::Integer;
+      integer = static_cast<int64_t>(value);
+      floating = static_cast<double>(value);
+    } else {
+      category = Category::Floating;
+      floating = static_cast<double>(value);
+      integer = 0;
+    }
+  }
+  Category category;
+  int64_t integer;
+  double floating;
+};
+
+class Tensor;
+
+/// A tensor operand together with the place in the user's code that wrote the expression.
+/// Operators take their left tensor through this type so that errors and IR dumps point at the
+/// user's line (operators cannot have a defaulted std::source_location parameter of their own).
+struct Traced {
+  Traced(const Tensor& tensor,  // NOLINT(google-explicit-constructor)
+         std::source_location where = std::source_location::current())
+      : tensor(tensor), where(where) {}
+  const Tensor& tensor;
+  std::source_location where;
+};
+
+/// Either a tensor or a C++ number: the right-hand side of a binary op.
+class Operand {
+ public:
+  Operand(const Tensor& tensor) : tensor_(&tensor) {}  // NOLINT(google-explicit-constructor)
+  template <Number T>
+  Operand(T value) : scalar_(value) {}  // NOLINT(google-explicit-constructor)
+  const Tensor* tensor() const { return tensor_; }
+  const ScalarOperand& scalar() const { return scalar_; }
+
+ private:
+  const Tensor* tensor_ = nullptr;
+  ScalarOperand scalar_ = ScalarOperand(0);
+};
+
+// Every op records where the user called it, for errors and IR dumps.
+#define LZ_HERE std::source_location loc = std::source_location::current()
+
+/// A lazily computed n-dimensional array. Copying a Tensor copies a handle, not the data.
+class Tensor {
+ public:
+  /// An empty handle; every op on it throws. Useful as a placeholder in containers.
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<ir::Node> node);
+
+  const Shape& shape() const;
+  DType dtype() const;
+  Device device() const;
+  /// Number of elements.
+  int64_t size() const;
+  int ndim() const;
+  /// False for a default-constructed handle.
+  bool defined() const { return node_ != nullptr; }
+
+  /// Blocks until the value is computed and returns the only element. T must match dtype().
+  template <class T>
+  T item(LZ_HERE) const;
+  /// Blocks until the value is computed and returns all elements in row-major order.
+  template <class T>
+  std::vector<T> to_vector(LZ_HERE) const;
+  /// Blocks until this tensor (and only what it needs) is computed.
+  void wait_to_read(LZ_HERE) const;
+  /// Starts computing this tensor and returns.
+  void eval_async(LZ_HERE) const;
+  /// True once the value is computed; never blocks.
+  bool is_ready() const;
+
+  /// The same values converted to `dtype` (float to int truncates toward zero).
+  Tensor astype(DType dtype, LZ_HERE) const;
+
+  /// The IR node behind this handle (for inspection and tools).
+  const std::shared_ptr<ir::Node>& node() const { return node_; }
+
+ private:
+  std::shared_ptr<ir::Node> node_;
+};
+
+#define LZ_DECLARE_READ(T)                                              \
+  extern template T Tensor::item<T>(std::source_location) const;                       \
+  extern template std::vector<T> Tensor::to_vector<T>(std::source_location) const;
+LZ_DECLARE_READ(float)
+LZ_DECLARE_READ(double)
+LZ_DECLARE_READ(int32_t)
+LZ_DECLARE_READ(int64_t)
+LZ_DECLARE_READ(bool)
+#undef LZ_DECLARE_READ
+
+// ---- Creation --------------------------------------------------------------------------------
+
+/// A tensor holding a copy of `data` (row-major) with the given shape.
+template <class T>
+Tensor from_vector(const std::vector<T>& data, Shape shape, Device device = default_device(),
+                   LZ_HERE);
+extern template Tensor from_vector(const std::vector<float>&, Shape, Device, std::source_location);
+extern template Tensor from_vector(const std::vector<double>&, Shape, Device, std::source_location);
+extern template Tensor from_vector(const std::vector<int32_t>&, Shape, Device, std::source_location);
+extern template Tensor from_vector(const std::vector<int64_t>&, Shape, Device, std::source_location);
+
+Tensor full(Shape shape, double value, DType dtype = float32, LZ_HERE);
+Tensor zeros(Shape shape, DType dtype = float32, LZ_HERE);
+Tensor ones(Shape shape, DType dtype = float32, LZ_HERE);
+/// Values start, start+step, ... up to but excluding stop (numpy.arange).
+Tensor arange(double start, double stop, double step = 1, DType dtype = float32, LZ_HERE);
+/// Uniform in [low, high). Counter-based: the same seed gives the same values in every mode.
+Tensor random_uniform(Shape shape, uint64_t seed, double low = 0, double high = 1,
+                      DType dtype = float32, LZ_HERE);
+/// Normal with the given mean and standard deviation; counter-based like random_uniform.
+Tensor random_normal(Shape shape, uint64_t seed, double mean = 0, double std = 1,
+                     DType dtype = float32, LZ_HERE);
+
+// ---- Elementwise (numpy broadcasting, PyTorch type promotion) --------------------------------
+
+Tensor operator+(Traced a, const Operand& b);
+Tensor operator+(ScalarOperand a, Traced b);
+Tensor operator-(Traced a, const Operand& b);
+Tensor operator-(ScalarOperand a, Traced b);
+Tensor operator*(Traced a, const Operand& b);
+Tensor operator*(ScalarOperand a, Traced b);
+/// True division: integer inputs give float32.
+Tensor operator/(Traced a, const Operand& b);
+Tensor operator/(ScalarOperand a, Traced b);
+Tensor operator-(Traced a);
+
+// Comparisons give bool tensors.
+Tensor operator==(Traced a, const Operand& b);
+Tensor operator==(ScalarOperand a, Traced b);
+Tensor operator!=(Traced a, const Operand& b);
+Tensor operator!=(ScalarOperand a, Traced b);
+Tensor operator<(Traced a, const Operand& b);
+Tensor operator<(ScalarOperand a, Traced b);
+Tensor operator<=(Traced a, const Operand& b);
+Tensor operator<=(ScalarOperand a, Traced b);
+Tensor operator>(Traced a, const Operand& b);
+Tensor operator>(ScalarOperand a, Traced b);
+Tensor operator>=(Traced a, const Operand& b);
+Tensor operator>=(ScalarOperand a, Traced b);
+
+// Unary math. Integer and bool inputs of exp..sigmoid are computed in float32.
+Tensor exp(const Tensor& x, LZ_HERE);
+Tensor log(const Tensor& x, LZ_HERE);
+Tensor sqrt(const Tensor& x, LZ_HERE);
+Tensor rsqrt(const Tensor& x, LZ_HERE);
+Tensor sin(const Tensor& x, LZ_HERE);
+Tensor cos(const Tensor& x, LZ_HERE);
+Tensor tanh(const Tensor& x, LZ_HERE);
+Tensor sigmoid(const Tensor& x, LZ_HERE);
+Tensor relu(const Tensor& x, LZ_HERE);
+Tensor abs(const Tensor& x, LZ_HERE);
+Tensor square(const Tensor& x, LZ_HERE);
+
+Tensor pow(const Tensor& base, const Operand& exponent, LZ_HERE);
+Tensor pow(ScalarOperand base, const Tensor& exponent, LZ_HERE);
+/// Elementwise maximum; NaN wins, as in numpy.
+Tensor maximum(const Tensor& a, const Operand& b, LZ_HERE);
+Tensor maximum(ScalarOperand a, const Tensor& b, LZ_HERE);
+/// Elementwise minimum; NaN wins, as in numpy.
+Tensor minimum(const Tensor& a, const Operand& b, LZ_HERE);
+Tensor minimum(ScalarOperand a, const Tensor& b, LZ_HERE);
+/// a where cond is true, else b. cond must be bool; all three broadcast together.
+Tensor where(const Tensor& cond, const Operand& a, const Operand& b, LZ_HERE);
+Tensor astype(const Tensor& x, DType dtype, LZ_HERE);
+
+// ---- Reductions (axes = {} means all axes; negative axes count from the end) -----------------
+
+/// Sum; bool and integer inputs are summed as int64 (as in PyTorch).
+Tensor sum(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false, LZ_HERE);
+/// Mean; integer and bool inputs give float32.
+Tensor mean(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false, LZ_HERE);
+/// Maximum; NaN wins. Reducing an empty axis is an error (there is no identity).
+Tensor max(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false, LZ_HERE);
+Tensor min(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false, LZ_HERE);
+/// Index (int64) of the first maximum along `axis`; a NaN counts as the maximum.
+Tensor argmax(const Tensor& x, int axis, bool keepdims = false, LZ_HERE);
+
+// ---- Movement --------------------------------------------------------------------------------
+
+/// Same elements in a new shape; one dimension may be -1 (inferred).
+Tensor reshape(const Tensor& x, Shape shape, LZ_HERE);
+/// Permutes axes; an empty permutation reverses them.
+Tensor transpose(const Tensor& x, std::vector<int> perm = {}, LZ_HERE);
+Tensor broadcast_to(const Tensor& x, Shape shape, LZ_HERE);
+/// numpy slicing per axis: x[start:stop:step]. Missing trailing axes are taken whole; negative
+/// bounds count from the end and out-of-range bounds are clamped. An empty step means 1.
+Tensor slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64_t> stop,
+             std::vector<int64_t> step = {}, LZ_HERE);
+/// Joins tensors along an existing axis; dtypes are promoted to a common one.
+Tensor concatenate(const std::vector<Tensor>& tensors, int axis = 0, LZ_HERE);
+Tensor expand_dims(const Tensor& x, int axis, LZ_HERE);
+/// Removes the given size-1 axes, or all size-1 axes when none are given.
+Tensor squeeze(const Tensor& x, std::vector<int> axes = {}, LZ_HERE);
+
+// ---- Linear algebra and nn -------------------------------------------------------------------
+
+/// numpy.matmul: 1-D operands are promoted to matrices, batch dimensions broadcast.
+Tensor matmul(const Tensor& a, const Tensor& b, LZ_HERE);
+/// Numerically stable softmax along `axis`.
+Tensor softmax(const Tensor& x, int axis = -1, LZ_HERE);
+Tensor log_softmax(const Tensor& x, int axis = -1, LZ_HERE);
+
+// ---- Blocking points -------------------------------------------------------------------------
+
+/// Computes everything recorded so far that is still reachable, then returns.
+void waitall(LZ_HERE);
+/// numpy-like printing with shape and dtype; blocks until `x` is computed.
+std::ostream& operator<<(std::ostream& out, const Tensor& x);
+
+}  // namespace lz

@@ -1,0 +1,93 @@
+#include "ir/dot.h"
+
+#include <map>
+
+namespace lz::ir {
+namespace {
+
+// `text` inside a DOT double-quoted string.
+void append_escaped(std::string& out, std::string_view text) {
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      out += '?';
+    } else {
+      out += c;
+    }
+  }
+}
+
+}  // namespace
+
+std::string graph_to_dot(const Graph& graph, const LocationOverrides& locations) {
+  const auto positions = graph.index();
+  // Output numbers per node position, in order (a node may be output more than once).
+  std::map<int64_t, std::string> output_numbers;
+  bool has_missing = false;
+  for (size_t k = 0; k < graph.outputs.size(); ++k) {
+    const auto found = positions.find(graph.outputs[k].get());
+    if (found == positions.end()) {
+      has_missing = true;
+      continue;
+    }
+    std::string& numbers = output_numbers[found->second];
+    numbers += (numbers.empty() ? "" : ", ") + std::to_string(k);
+  }
+
+  std::string out = "digraph lazuli {\n";
+  out += "  node [shape=box, style=rounded, fontname=\"monospace\"];\n";
+  out += "  edge [fontname=\"monospace\", fontsize=10];\n";
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node* node = graph.nodes[i].get();
+    const std::string id = "n" + std::to_string(i);
+    if (node == nullptr) {
+      out += "  " + id + " [label=\"%" + std::to_string(i) + " <null>\", color=red];\n";
+      continue;
+    }
+    out += "  " + id + " [label=\"%" + std::to_string(i) + " ";
+    out += op_name(node->op);
+    const std::string attributes = attributes_text(*node);
+    if (!attributes.empty()) {
+      out += "\\n";
+      append_escaped(out, attributes);
+    }
+    out += "\\n" + type_text(node->dtype, node->shape);
+    const auto output = output_numbers.find(static_cast<int64_t>(i));
+    if (output != output_numbers.end()) out += "\\noutput " + output->second;
+    out += '"';
+    if (op_info(node->op).kind == OpKind::Leaf) {
+      out += node->op == Op::Data ? ", shape=cylinder" : "";
+      out += ", style=filled, fillcolor=\"#e4e4e4\"";
+    }
+    if (output != output_numbers.end()) out += ", color=\"#d62728\", penwidth=2.5";
+    const TextLocation location = location_of(*node, locations);
+    if (!location.file.empty()) {
+      out += ", tooltip=\"";
+      append_escaped(out, location.file + ":" + std::to_string(location.line) + ":" +
+                              std::to_string(location.column));
+      out += '"';
+    }
+    out += "];\n";
+
+    for (size_t k = 0; k < node->inputs.size(); ++k) {
+      const auto found = positions.find(node->inputs[k].get());
+      std::string from = "missing";
+      if (found == positions.end())
+        has_missing = true;
+      else
+        from = "n" + std::to_string(found->second);
+      out += "  " + from + " -> " + id;
+      if (node->inputs.size() > 1) out += " [label=\"" + std::to_string(k) + "\"]";
+      out += ";\n";
+    }
+  }
+  if (has_missing) {
+    out += "  missing [label=\"not in the graph\", shape=octagon, color=\"#d62728\"];\n";
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace lz::ir

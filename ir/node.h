@@ -1,0 +1,78 @@
+// One recorded op: the unit of the IR graph.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <source_location>
+#include <vector>
+
+#include "ir/op.h"
+#include "lazuli/dtype.h"
+
+namespace lz::runtime {
+class Buffer;
+}
+
+namespace lz::ir {
+
+/// A scalar parameter of a node (a fill value, a range start, a distribution bound). Integer
+/// dtypes use `integer` so int64 values are exact; floating dtypes use `floating`. Parameters are
+/// values, not structure: the structural hash ignores them so a new value never recompiles.
+struct ScalarParam {
+  double floating = 0;
+  int64_t integer = 0;
+
+  static ScalarParam of(double value) { return {value, 0}; }
+  static ScalarParam of_integer(int64_t value) { return {static_cast<double>(value), value}; }
+  double as_double(DType dtype) const {
+    return is_floating(dtype) ? floating : static_cast<double>(integer);
+  }
+  friend bool operator==(const ScalarParam&, const ScalarParam&) = default;
+};
+
+struct Node;
+using NodePtr = std::shared_ptr<Node>;
+
+/// A recorded op, its inputs, its inferred type and, once evaluated, its buffer.
+///
+/// Nodes are reference-counted: a user's Tensor and the consumers of a node keep it alive. When
+/// a node is evaluated it becomes a `data` leaf and drops its inputs, so the graph behind it is
+/// freed as soon as nothing else needs it. Destruction is iterative (see ~Node), so a chain of a
+/// million recorded ops frees without deep recursion.
+struct Node : std::enable_shared_from_this<Node> {
+  Op op = Op::Data;
+  DType dtype = float32;
+  bool keepdims = false;  // reductions: reduced axes stay as size 1
+  Shape shape;
+  std::vector<NodePtr> inputs;
+  // Sum/Max/Min/Argmax: reduced axes (ascending, non-negative). Transpose: the permutation.
+  // Concatenate: {axis}.
+  std::vector<int64_t> axes;
+  // Slice: per axis, the first index and the step (non-zero); the extent is the node's shape.
+  std::vector<int64_t> starts;
+  std::vector<int64_t> steps;
+  // Full: {value}. Arange: {start, step}. RandomUniform: {low, high}. RandomNormal: {mean, std}.
+  ScalarParam params[2];
+  uint64_t seed = 0;  // random ops
+  std::source_location location;  // the user's call that recorded this node
+  std::shared_ptr<runtime::Buffer> buffer;  // set once computed
+
+  // Membership in the pending list (ir/pending_list.h), changed only by that list.
+  bool pending = false;
+  Node* pending_prev = nullptr;
+  Node* pending_next = nullptr;
+
+  Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+  ~Node();
+
+  bool is_evaluated() const { return buffer != nullptr; }
+  int64_t size() const { return shape_size(shape); }
+  int ndim() const { return static_cast<int>(shape.size()); }
+
+  /// Turns a computed node into a `data` leaf holding `result`, dropping inputs and attributes.
+  void become_data(std::shared_ptr<runtime::Buffer> result);
+};
+
+}  // namespace lz::ir

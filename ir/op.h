@@ -1,0 +1,54 @@
+// The op set of the IR: every node computes exactly one of these.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace lz::ir {
+
+enum class Op : uint8_t {
+  // Leaves.
+  Data,           // a computed or user-supplied buffer
+  Full,           // every element = params[0]
+  Arange,         // element i = params[0] + i * params[1]
+  RandomUniform,  // counter-based, in [params[0], params[1])
+  RandomNormal,   // counter-based, mean params[0], standard deviation params[1]
+  // Unary elementwise.
+  Neg, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Abs, Square,
+  Astype,  // conversion to the node's dtype
+  // Binary elementwise, numpy broadcasting, both operands of one dtype.
+  Add, Sub, Mul, Div, Pow, Maximum, Minimum,
+  Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual,
+  // Ternary elementwise: where(cond, a, b).
+  Where,
+  // Reductions over `axes`.
+  Sum, Max, Min, Argmax,
+  // Movement.
+  Reshape,      // to the node's shape
+  Transpose,    // axes = permutation
+  BroadcastTo,  // to the node's shape
+  Slice,        // starts, steps per axis; the node's shape gives the extent
+  Concatenate,  // axes = {axis}
+  // Linear algebra: batched matrix product of operands with rank >= 2, batch dims broadcast.
+  MatMul,
+};
+
+enum class OpKind : uint8_t { Leaf, Unary, Binary, Ternary, Reduction, Movement, LinearAlgebra };
+
+struct OpInfo {
+  std::string_view name;  // as printed in IR text and in error messages
+  OpKind kind;
+  int arity;  // number of inputs; -1 for variadic (concatenate)
+};
+
+const OpInfo& op_info(Op op);
+inline std::string_view op_name(Op op) { return op_info(op).name; }
+/// The op printed as `name`, if any.
+std::optional<Op> op_from_name(std::string_view name);
+/// Comparisons produce bool from operands of any dtype.
+bool is_comparison(Op op);
+
+inline constexpr int kOpCount = static_cast<int>(Op::MatMul) + 1;
+
+}  // namespace lz::ir

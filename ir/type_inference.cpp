@@ -1,0 +1,346 @@
+#include "ir/type_inference.h"
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "lazuli/error.h"
+
+namespace lz::ir {
+namespace {
+
+std::string list_string(const std::vector<int64_t>& values) {
+  std::ostringstream out;
+  out << '[';
+  for (size_t i = 0; i < values.size(); ++i) out << (i ? "," : "") << values[i];
+  out << ']';
+  return out.str();
+}
+
+[[noreturn]] void fail(std::string_view op, const std::string& message) {
+  throw Error("[" + std::string(op) + "] " + message);
+}
+
+void check_arity(const Node& node) {
+  const OpInfo& info = op_info(node.op);
+  const int count = static_cast<int>(node.inputs.size());
+  if (info.arity >= 0 && count != info.arity) {
+    fail(info.name, "takes " + std::to_string(info.arity) + " inputs, got " + std::to_string(count));
+  }
+  if (info.arity < 0 && count == 0) fail(info.name, "needs at least one input");
+  for (const NodePtr& input : node.inputs) {
+    if (input == nullptr) fail(info.name, "has a null input");
+  }
+}
+
+void check_dimensions(std::string_view op, const Shape& shape) {
+  for (int64_t dim : shape) {
+    if (dim < 0) fail(op, "shape " + shape_string(shape) + " has a negative dimension");
+  }
+}
+
+const char* floating_only_hint = "; convert with astype(float32) first";
+
+void check_not_bool(std::string_view op, DType dtype) {
+  if (dtype == bool_) fail(op, "is not defined for bool operands; convert with astype first");
+}
+
+TensorType infer_leaf(const Node& node) {
+  const std::string_view op = op_name(node.op);
+  check_dimensions(op, node.shape);
+  switch (node.op) {
+    case Op::Arange:
+      if (node.ndim() != 1) fail(op, "result must be 1-d, got shape " + shape_string(node.shape));
+      check_not_bool(op, node.dtype);
+      break;
+    case Op::RandomUniform:
+      check_not_bool(op, node.dtype);
+      break;
+    case Op::RandomNormal:
+      if (!is_floating(node.dtype)) {
+        fail(op, std::string("needs a floating dtype, got ") + dtype_name(node.dtype));
+      }
+      if (!(node.params[1].floating >= 0)) {
+        fail(op, "standard deviation must be >= 0, got " + std::to_string(node.params[1].floating));
+      }
+      break;
+    default:
+      break;
+  }
+  return {node.dtype, node.shape};
+}
+
+TensorType infer_unary(const Node& node) {
+  const std::string_view op = op_name(node.op);
+  const Node& x = *node.inputs[0];
+  switch (node.op) {
+    case Op::Astype:
+      return {node.dtype, x.shape};
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Square:
+    case Op::Relu:
+      check_not_bool(op, x.dtype);
+      return {x.dtype, x.shape};
+    default:
+      if (!is_floating(x.dtype)) {
+        fail(op, std::string("needs a floating operand, got ") + dtype_name(x.dtype) +
+                     floating_only_hint);
+      }
+      return {x.dtype, x.shape};
+  }
+}
+
+TensorType infer_binary(const Node& node) {
+  const std::string_view op = op_name(node.op);
+  const Node& a = *node.inputs[0];
+  const Node& b = *node.inputs[1];
+  if (a.dtype != b.dtype) {
+    fail(op, std::string("operand dtypes ") + dtype_name(a.dtype) + " and " + dtype_name(b.dtype) +
+                 " differ; the IR needs one dtype (insert astype)");
+  }
+  Shape shape = broadcast_shapes(op, a.shape, b.shape);
+  if (is_comparison(node.op)) return {bool_, std::move(shape)};
+  switch (node.op) {
+    case Op::Div:
+      if (!is_floating(a.dtype)) {
+        fail(op, std::string("needs floating operands, got ") + dtype_name(a.dtype) +
+                     floating_only_hint);
+      }
+      break;
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Pow:
+      check_not_bool(op, a.dtype);
+      break;
+    default:
+      break;
+  }
+  return {a.dtype, std::move(shape)};
+}
+
+TensorType infer_where(const Node& node) {
+  const Node& cond = *node.inputs[0];
+  const Node& a = *node.inputs[1];
+  const Node& b = *node.inputs[2];
+  if (cond.dtype != bool_) {
+    fail("where", std::string("condition must be bool, got ") + dtype_name(cond.dtype) +
+                      "; compare it (x != 0) or use astype(bool_)");
+  }
+  if (a.dtype != b.dtype) {
+    fail("where", std::string("value dtypes ") + dtype_name(a.dtype) + " and " +
+                      dtype_name(b.dtype) + " differ; the IR needs one dtype (insert astype)");
+  }
+  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape), b.shape);
+  return {a.dtype, std::move(shape)};
+}
+
+TensorType infer_reduction(const Node& node) {
+  const std::string_view op = op_name(node.op);
+  const Node& x = *node.inputs[0];
+  for (size_t i = 0; i < node.axes.size(); ++i) {
+    const int64_t axis = node.axes[i];
+    if (axis < 0 || axis >= x.ndim()) {
+      fail(op, "axis " + std::to_string(axis) + " is out of range for shape " +
+                   shape_string(x.shape) + "; the IR needs axes in 0.." +
+                   std::to_string(x.ndim() - 1));
+    }
+    if (i > 0 && axis <= node.axes[i - 1]) {
+      fail(op, "axes " + list_string(node.axes) + " must be strictly ascending");
+    }
+  }
+  if (node.op == Op::Argmax && node.axes.size() != 1) {
+    fail(op, "reduces exactly one axis, got axes " + list_string(node.axes));
+  }
+  if (node.op == Op::Sum) check_not_bool(op, x.dtype);
+  if (node.op != Op::Sum) {
+    for (int64_t axis : node.axes) {
+      if (x.shape[axis] == 0) {
+        fail(op, "cannot reduce over axis " + std::to_string(axis) + " of shape " +
+                     shape_string(x.shape) + ": it is empty and " + std::string(op) +
+                     " of zero elements is undefined");
+      }
+    }
+  }
+  Shape shape;
+  for (int d = 0; d < x.ndim(); ++d) {
+    const bool reduced = std::binary_search(node.axes.begin(), node.axes.end(), d);
+    if (!reduced) shape.push_back(x.shape[d]);
+    else if (node.keepdims) shape.push_back(1);
+  }
+  return {node.op == Op::Argmax ? int64 : x.dtype, std::move(shape)};
+}
+
+TensorType infer_transpose(const Node& node) {
+  const Node& x = *node.inputs[0];
+  std::vector<int64_t> sorted = node.axes;
+  std::sort(sorted.begin(), sorted.end());
+  bool is_permutation = static_cast<int>(sorted.size()) == x.ndim();
+  for (size_t i = 0; is_permutation && i < sorted.size(); ++i) {
+    is_permutation = sorted[i] == static_cast<int64_t>(i);
+  }
+  if (!is_permutation) {
+    fail("transpose", "permutation " + list_string(node.axes) + " of shape " +
+                          shape_string(x.shape) + " must list each axis 0.." +
+                          std::to_string(x.ndim() - 1) + " exactly once");
+  }
+  Shape shape;
+  for (int64_t axis : node.axes) shape.push_back(x.shape[axis]);
+  return {x.dtype, std::move(shape)};
+}
+
+TensorType infer_slice(const Node& node) {
+  const Node& x = *node.inputs[0];
+  if (static_cast<int>(node.starts.size()) != x.ndim() ||
+      static_cast<int>(node.steps.size()) != x.ndim() || node.ndim() != x.ndim()) {
+    fail("slice", "needs one start, step and extent per axis of shape " + shape_string(x.shape) +
+                      ", got starts " + list_string(node.starts) + ", steps " +
+                      list_string(node.steps) + " and shape " + shape_string(node.shape));
+  }
+  for (int d = 0; d < x.ndim(); ++d) {
+    const int64_t count = node.shape[d];
+    if (node.steps[d] == 0) fail("slice", "step of axis " + std::to_string(d) + " is 0");
+    if (count < 0) fail("slice", "shape " + shape_string(node.shape) + " has a negative dimension");
+    if (count == 0) continue;
+    const int64_t first = node.starts[d];
+    const int64_t last = first + (count - 1) * node.steps[d];
+    if (first < 0 || first >= x.shape[d] || last < 0 || last >= x.shape[d]) {
+      fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) +
+                        ".." + std::to_string(last) + " outside 0.." +
+                        std::to_string(x.shape[d] - 1) + " of shape " + shape_string(x.shape));
+    }
+  }
+  return {x.dtype, node.shape};
+}
+
+TensorType infer_concatenate(const Node& node) {
+  const Node& first = *node.inputs[0];
+  if (node.axes.size() != 1 || node.axes[0] < 0 || node.axes[0] >= first.ndim()) {
+    fail("concatenate", "axis " + list_string(node.axes) + " is not a single axis of shape " +
+                            shape_string(first.shape));
+  }
+  const int64_t axis = node.axes[0];
+  Shape shape = first.shape;
+  for (size_t i = 1; i < node.inputs.size(); ++i) {
+    const Node& other = *node.inputs[i];
+    if (other.dtype != first.dtype) {
+      fail("concatenate", std::string("input dtypes ") + dtype_name(first.dtype) + " and " +
+                              dtype_name(other.dtype) + " differ; the IR needs one dtype");
+    }
+    bool compatible = other.ndim() == first.ndim();
+    for (int d = 0; compatible && d < first.ndim(); ++d) {
+      compatible = d == axis || other.shape[d] == first.shape[d];
+    }
+    if (!compatible) {
+      fail("concatenate", "shapes " + shape_string(first.shape) + " and " +
+                              shape_string(other.shape) + " must match except on axis " +
+                              std::to_string(axis));
+    }
+    shape[axis] += other.shape[axis];
+  }
+  return {first.dtype, std::move(shape)};
+}
+
+TensorType infer_matmul(const Node& node) {
+  const Node& a = *node.inputs[0];
+  const Node& b = *node.inputs[1];
+  const std::string shapes = shape_string(a.shape) + " and " + shape_string(b.shape);
+  if (a.ndim() < 2 || b.ndim() < 2) fail("matmul", "the IR needs operands of rank >= 2, got " + shapes);
+  if (a.dtype != b.dtype) {
+    fail("matmul", std::string("operand dtypes ") + dtype_name(a.dtype) + " and " +
+                       dtype_name(b.dtype) + " differ; the IR needs one dtype");
+  }
+  check_not_bool("matmul", a.dtype);
+  const int64_t k_a = a.shape[a.ndim() - 1];
+  const int64_t k_b = b.shape[b.ndim() - 2];
+  if (k_a != k_b) {
+    fail("matmul", "shapes " + shapes + " cannot be multiplied: contraction dimensions " +
+                       std::to_string(k_a) + " and " + std::to_string(k_b) + " differ");
+  }
+  const Shape batch_a(a.shape.begin(), a.shape.end() - 2);
+  const Shape batch_b(b.shape.begin(), b.shape.end() - 2);
+  Shape shape = broadcast_shapes("matmul", batch_a, batch_b);
+  shape.push_back(a.shape[a.ndim() - 2]);
+  shape.push_back(b.shape[b.ndim() - 1]);
+  return {a.dtype, std::move(shape)};
+}
+
+TensorType infer_movement(const Node& node) {
+  const Node& x = *node.inputs[0];
+  switch (node.op) {
+    case Op::Reshape:
+      check_dimensions("reshape", node.shape);
+      if (node.size() != x.size()) {
+        fail("reshape", "cannot reshape " + shape_string(x.shape) + " (" +
+                            std::to_string(x.size()) + " elements) to " +
+                            shape_string(node.shape) + " (" + std::to_string(node.size()) +
+                            " elements)");
+      }
+      return {x.dtype, node.shape};
+    case Op::BroadcastTo: {
+      check_dimensions("broadcast_to", node.shape);
+      bool valid = x.ndim() <= node.ndim();
+      for (int i = 1; valid && i <= x.ndim(); ++i) {
+        const int64_t from = x.shape[x.ndim() - i];
+        valid = from == 1 || from == node.shape[node.ndim() - i];
+      }
+      if (!valid) {
+        fail("broadcast_to", "cannot broadcast " + shape_string(x.shape) + " to " +
+                                 shape_string(node.shape) +
+                                 ": each dimension must equal the target's or be 1");
+      }
+      return {x.dtype, node.shape};
+    }
+    case Op::Transpose: return infer_transpose(node);
+    case Op::Slice: return infer_slice(node);
+    default: return infer_concatenate(node);
+  }
+}
+
+}  // namespace
+
+Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t dim_a = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t dim_b = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (dim_a != dim_b && dim_a != 1 && dim_b != 1) {
+      fail(op, "shapes " + shape_string(a) + " and " + shape_string(b) +
+                   " cannot be broadcast: dimension " + std::to_string(rank - 1 - i) + " is " +
+                   std::to_string(dim_a) + " vs " + std::to_string(dim_b) +
+                   " (each pair must be equal or one of them 1)");
+    }
+    result[rank - 1 - i] = dim_a == 1 ? dim_b : dim_a;
+  }
+  return result;
+}
+
+int64_t normalize_axis(std::string_view op, int64_t axis, const Shape& shape) {
+  const auto ndim = static_cast<int64_t>(shape.size());
+  if (axis < -ndim || axis >= ndim) {
+    if (ndim == 0) {
+      fail(op, "axis " + std::to_string(axis) + " is out of range: shape () has no axes");
+    }
+    fail(op, "axis " + std::to_string(axis) + " is out of range for shape " + shape_string(shape) +
+                 "; valid axes are " + std::to_string(-ndim) + ".." + std::to_string(ndim - 1));
+  }
+  return axis < 0 ? axis + ndim : axis;
+}
+
+TensorType infer_type(const Node& node) {
+  check_arity(node);
+  switch (op_info(node.op).kind) {
+    case OpKind::Leaf: return infer_leaf(node);
+    case OpKind::Unary: return infer_unary(node);
+    case OpKind::Binary: return infer_binary(node);
+    case OpKind::Ternary: return infer_where(node);
+    case OpKind::Reduction: return infer_reduction(node);
+    case OpKind::Movement: return infer_movement(node);
+    case OpKind::LinearAlgebra: return infer_matmul(node);
+  }
+  fail(op_name(node.op), "unknown op");
+}
+
+}  // namespace lz::ir

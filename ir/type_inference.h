@@ -1,0 +1,39 @@
+// The typing rules of the IR: the dtype and shape each op produces from its inputs.
+//
+// The IR is strict where the frontend is lenient. The frontend applies type promotion and inserts
+// `astype` nodes, so in the IR:
+//  - binary ops and `where`'s two values have operands of one dtype (shapes broadcast as numpy);
+//    comparisons give bool, everything else keeps the operand dtype;
+//  - `div`, `exp`, `log`, `sqrt`, `rsqrt`, `sin`, `cos`, `tanh`, `sigmoid` take floating operands;
+//  - `neg`, `abs`, `square`, `relu`, `add`, `sub`, `mul`, `pow`, `matmul` take no bool operands;
+//  - `where`'s condition is bool;
+//  - `sum` keeps its input dtype (the frontend casts bool/int32 to int64 first);
+//  - `argmax` gives int64; `random_normal` is floating only.
+// Errors are lz::Error with the op's name in brackets, the shapes/dtypes and what would be valid.
+#pragma once
+
+#include <span>
+
+#include "ir/node.h"
+#include "lazuli/dtype.h"
+
+namespace lz::ir {
+
+struct TensorType {
+  DType dtype;
+  Shape shape;
+  friend bool operator==(const TensorType&, const TensorType&) = default;
+};
+
+/// The type `node` must have given its op, inputs and attributes. For ops whose result shape is
+/// itself the attribute (leaves, reshape, broadcast_to) or whose dtype is (leaves, astype), the
+/// node's own shape/dtype is validated and returned. Throws lz::Error when the node is invalid.
+TensorType infer_type(const Node& node);
+
+/// numpy broadcasting of two shapes; throws "[op] shapes (3,4) and (5) cannot be broadcast ...".
+Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
+
+/// `axis` in [-ndim, ndim) made non-negative; throws "[op] axis 2 is out of range ...".
+int64_t normalize_axis(std::string_view op, int64_t axis, const Shape& shape);
+
+}  // namespace lz::ir

@@ -1,0 +1,137 @@
+// What the interpreter's files share: dtype dispatch, wrapping integer arithmetic, strided walks
+// over row-major index spaces, and one entry point per op family.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <type_traits>
+#include <vector>
+
+#include "ir/node.h"
+#include "lazuli/dtype.h"
+#include "runtime/buffer.h"
+
+namespace lz::runtime::detail {
+
+/// Calls visit(std::type_identity<T>{}) with T the C++ element type of `dtype`.
+template <class Visit>
+decltype(auto) visit_dtype(DType dtype, Visit&& visit) {
+  switch (dtype) {
+    case DType::Float32: return visit(std::type_identity<float>{});
+    case DType::Float64: return visit(std::type_identity<double>{});
+    case DType::Int32: return visit(std::type_identity<int32_t>{});
+    case DType::Int64: return visit(std::type_identity<int64_t>{});
+    case DType::Bool: break;
+  }
+  return visit(std::type_identity<bool>{});
+}
+
+template <class T>
+inline constexpr bool kIsFloating = std::is_floating_point_v<T>;
+template <class T>
+inline constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+
+// Signed overflow is undefined behaviour, so integer arithmetic happens in the unsigned type of
+// the same width, which wraps; converting back is two's complement (defined since C++20).
+template <class T>
+T wrapping_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+}
+template <class T>
+T wrapping_sub(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
+}
+template <class T>
+T wrapping_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
+}
+
+/// A floating value converted to integer type T: NaN gives 0, otherwise truncation toward zero,
+/// saturating at T's range.
+template <class T>
+T saturating_float_to_integer(double value) {
+  // Both bounds are powers of two, so they are exact doubles.
+  constexpr double kLow = static_cast<double>(std::numeric_limits<T>::min());
+  constexpr double kHigh = -kLow;  // one past the largest value
+  if (std::isnan(value)) return 0;
+  if (value < kLow) return std::numeric_limits<T>::min();
+  if (value >= kHigh) return std::numeric_limits<T>::max();
+  return static_cast<T>(value);
+}
+
+/// `value` converted to element type To by the rules of `astype`.
+template <class To, class From>
+To convert_element(From value) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return value != From{0};  // NaN != 0, so NaN becomes true
+  } else if constexpr (kIsInteger<To> && kIsFloating<From>) {
+    return saturating_float_to_integer<To>(static_cast<double>(value));
+  } else {
+    // int -> int wraps (two's complement), bool -> number is 0 or 1, int -> float and
+    // float64 -> float32 round to nearest.
+    return static_cast<To>(value);
+  }
+}
+
+/// Row-major strides, in elements, of a contiguous tensor of `shape`.
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+/// Strides that read a contiguous tensor of `shape` as if broadcast (numpy rules) to `target`:
+/// one entry per dimension of `target`, 0 where `shape` has size 1 or no dimension.
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target);
+
+/// Visits every index of `shape` in row-major order, calling visit(position, offsets): position
+/// counts 0, 1, 2, ... and offsets[k] = start[k] + sum over d of index[d] * strides[k][d]. Each
+/// strides[k] has one entry per dimension of `shape`. The innermost dimension is a tight loop and
+/// the others advance like an odometer, so there is no per-element division or allocation.
+template <size_t N, class Visit>
+void walk_strided(const Shape& shape, const std::array<const int64_t*, N>& strides,
+                  std::array<int64_t, N> offsets, Visit&& visit) {
+  if (shape_size(shape) == 0) return;
+  const int rank = static_cast<int>(shape.size());
+  if (rank == 0) {
+    visit(int64_t{0}, offsets);
+    return;
+  }
+  const int inner = rank - 1;
+  std::vector<int64_t> index(rank, 0);
+  int64_t position = 0;
+  while (true) {
+    for (int64_t i = 0; i < shape[inner]; ++i) {
+      visit(position++, offsets);
+      for (size_t k = 0; k < N; ++k) offsets[k] += strides[k][inner];
+    }
+    for (size_t k = 0; k < N; ++k) offsets[k] -= shape[inner] * strides[k][inner];
+    int d = inner - 1;
+    for (; d >= 0; --d) {
+      ++index[d];
+      for (size_t k = 0; k < N; ++k) offsets[k] += strides[k][d];
+      if (index[d] < shape[d]) break;
+      for (size_t k = 0; k < N; ++k) offsets[k] -= shape[d] * strides[k][d];
+      index[d] = 0;
+    }
+    if (d < 0) return;
+  }
+}
+
+/// Throws "[op] is not defined for <dtype> operands" (the IR's type rules prevent it).
+[[noreturn]] void fail_unsupported_dtype(const ir::Node& node, DType dtype);
+
+// One entry point per op family. Each writes the node's result into `out`, which is allocated
+// with the node's dtype and size; input shapes and dtypes are those of node.inputs.
+void interpret_leaf(const ir::Node& node, Buffer& out);
+void interpret_unary(const ir::Node& node, const Buffer& x, Buffer& out);
+void interpret_binary(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out);
+void interpret_where(const ir::Node& node, const Buffer& cond, const Buffer& a, const Buffer& b,
+                     Buffer& out);
+void interpret_reduction(const ir::Node& node, const Buffer& x, Buffer& out);
+void interpret_movement(const ir::Node& node, std::span<const Buffer* const> inputs, Buffer& out);
+void interpret_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out);
+
+}  // namespace lz::runtime::detail

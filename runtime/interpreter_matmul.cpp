@@ -1,0 +1,76 @@
+// Batched matrix product: a [..., m, k] @ b [..., k, n], batch dimensions broadcast.
+#include <algorithm>
+
+#include "runtime/interpreter_internal.h"
+
+namespace lz::runtime::detail {
+namespace {
+
+/// One [m, k] @ [k, n] product. Each output element sums over k in increasing order: floats
+/// accumulate in double and round once, integers wrap.
+template <class T>
+void matrix_product(const T* a, const T* b, T* out, int64_t m, int64_t k, int64_t n,
+                    std::vector<double>& row) {
+  for (int64_t i = 0; i < m; ++i) {
+    T* out_row = out + i * n;
+    if constexpr (kIsFloating<T>) {
+      // Looping over k outside j reads b row by row; each row[j] still sums in order of k.
+      std::fill(row.begin(), row.end(), 0.0);
+      for (int64_t p = 0; p < k; ++p) {
+        const double a_ip = static_cast<double>(a[i * k + p]);
+        const T* b_row = b + p * n;
+        for (int64_t j = 0; j < n; ++j) row[j] += a_ip * static_cast<double>(b_row[j]);
+      }
+      for (int64_t j = 0; j < n; ++j) out_row[j] = static_cast<T>(row[j]);
+    } else {
+      std::fill(out_row, out_row + n, T{0});
+      for (int64_t p = 0; p < k; ++p) {
+        const T a_ip = a[i * k + p];
+        const T* b_row = b + p * n;
+        for (int64_t j = 0; j < n; ++j) {
+          out_row[j] = wrapping_add(out_row[j], wrapping_mul(a_ip, b_row[j]));
+        }
+      }
+    }
+  }
+}
+
+/// Strides, in elements, of each batch dimension of the output within an operand of `shape`
+/// (0 where that operand is broadcast): the operand's matrices are `matrix_size` apart.
+std::vector<int64_t> batch_strides(const Shape& shape, const Shape& batch) {
+  const Shape own_batch(shape.begin(), shape.end() - 2);
+  std::vector<int64_t> strides = broadcast_strides(own_batch, batch);
+  const int64_t matrix_size = shape[shape.size() - 2] * shape[shape.size() - 1];
+  for (int64_t& stride : strides) stride *= matrix_size;
+  return strides;
+}
+
+}  // namespace
+
+void interpret_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out) {
+  const Shape& a_shape = node.inputs[0]->shape;
+  const Shape& b_shape = node.inputs[1]->shape;
+  const int64_t m = a_shape[a_shape.size() - 2];
+  const int64_t k = a_shape[a_shape.size() - 1];
+  const int64_t n = b_shape[b_shape.size() - 1];
+  const Shape batch(node.shape.begin(), node.shape.end() - 2);
+  const std::vector<int64_t> a_strides = batch_strides(a_shape, batch);
+  const std::vector<int64_t> b_strides = batch_strides(b_shape, batch);
+  visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
+    if constexpr (std::is_same_v<T, bool>) {
+      fail_unsupported_dtype(node, node.dtype);
+    } else {
+      std::vector<double> row(kIsFloating<T> ? n : 0);
+      const T* a_data = a.data_as<T>();
+      const T* b_data = b.data_as<T>();
+      T* result = out.data_as<T>();
+      walk_strided<2>(batch, {a_strides.data(), b_strides.data()}, {0, 0},
+                      [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
+                        matrix_product(a_data + offset[0], b_data + offset[1],
+                                       result + batch_index * m * n, m, k, n, row);
+                      });
+    }
+  });
+}
+
+}  // namespace lz::runtime::detail

@@ -1,0 +1,80 @@
+// Movement ops: reshape, transpose, broadcast_to, slice, concatenate. They only move elements,
+// so they copy bytes or elements without looking at the values.
+#include <cstring>
+
+#include "runtime/interpreter_internal.h"
+
+namespace lz::runtime::detail {
+namespace {
+
+/// out[i] = in[offset], with offset walking the node's shape under `strides` from `start`.
+void gather(const ir::Node& node, const Buffer& x, const std::vector<int64_t>& strides,
+            int64_t start, Buffer& out) {
+  visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
+    const T* in = x.data_as<T>();
+    T* result = out.data_as<T>();
+    walk_strided<1>(node.shape, {strides.data()}, {start},
+                    [&](int64_t i, const std::array<int64_t, 1>& offset) {
+                      result[i] = in[offset[0]];
+                    });
+  });
+}
+
+/// Output dimension d reads input dimension perm[d].
+void transpose(const ir::Node& node, const Buffer& x, Buffer& out) {
+  const std::vector<int64_t> in_strides = contiguous_strides(node.inputs[0]->shape);
+  std::vector<int64_t> strides(node.axes.size());
+  for (size_t d = 0; d < node.axes.size(); ++d) strides[d] = in_strides[node.axes[d]];
+  gather(node, x, strides, 0, out);
+}
+
+/// out[i_0, ...] = in[starts[0] + i_0 * steps[0], ...].
+void slice(const ir::Node& node, const Buffer& x, Buffer& out) {
+  const std::vector<int64_t> in_strides = contiguous_strides(node.inputs[0]->shape);
+  std::vector<int64_t> strides(in_strides.size());
+  int64_t start = 0;
+  for (size_t d = 0; d < in_strides.size(); ++d) {
+    strides[d] = in_strides[d] * node.steps[d];
+    start += in_strides[d] * node.starts[d];
+  }
+  gather(node, x, strides, start, out);
+}
+
+/// Each input contributes a block of (its extent on the axis) x (the inner extent) elements to
+/// every row of the outer dimensions, in input order.
+void concatenate(const ir::Node& node, std::span<const Buffer* const> inputs, Buffer& out) {
+  const int64_t axis = node.axes[0];
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= node.shape[d];
+  const int64_t out_row_bytes = outer == 0 ? 0 : out.bytes() / outer;
+  auto* result = static_cast<char*>(out.data());
+  int64_t column = 0;  // where the current input's block starts within an output row, in bytes
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    const int64_t block_bytes = outer == 0 ? 0 : inputs[k]->bytes() / outer;
+    const auto* in = static_cast<const char*>(inputs[k]->data());
+    for (int64_t o = 0; o < outer && block_bytes > 0; ++o) {
+      std::memcpy(result + o * out_row_bytes + column, in + o * block_bytes, block_bytes);
+    }
+    column += block_bytes;
+  }
+}
+
+}  // namespace
+
+void interpret_movement(const ir::Node& node, std::span<const Buffer* const> inputs, Buffer& out) {
+  const Buffer& x = *inputs[0];
+  switch (node.op) {
+    case ir::Op::Reshape:
+      // Same elements in the same row-major order.
+      if (out.bytes() > 0) std::memcpy(out.data(), x.data(), out.bytes());
+      return;
+    case ir::Op::Transpose: return transpose(node, x, out);
+    case ir::Op::BroadcastTo:
+      return gather(node, x, broadcast_strides(node.inputs[0]->shape, node.shape), 0, out);
+    case ir::Op::Slice: return slice(node, x, out);
+    case ir::Op::Concatenate: return concatenate(node, inputs, out);
+    default: fail_unsupported_dtype(node, node.dtype);
+  }
+}
+
+}  // namespace lz::runtime::detail

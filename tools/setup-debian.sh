@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages lazuli needs to build and test, skipping those already present.
+# Safe to run again; needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  cmake            # >= 3.25
+  ninja-build
+  g++              # C++20
+  libgtest-dev     # GoogleTest
+  libgmock-dev
+  libbenchmark-dev # Google Benchmark
+  graphviz         # `dot`, to check the IR's DOT export
+  ccache           # faster rebuilds
+)
+
+missing=()
+for package in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+echo "lazuli set-up: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
