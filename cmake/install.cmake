@@ -1,6 +1,5 @@
 # `cmake --install` puts the public headers, the library and a package config in place, so that
 # another project can `find_package(lazuli CONFIG REQUIRED)` and link `lazuli::lazuli`.
-include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS lazuli EXPORT lazuliTargets

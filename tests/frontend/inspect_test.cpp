@@ -1,0 +1,68 @@
+// Inspection: the IR text behind tensors, dumps per evaluation, the log line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <lazuli/lazuli.h>
+
+namespace {
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(InspectTest, IrTextListsOpsWithTheLineThatRecordedThem) {
+  const lz::Tensor x = lz::from_vector<float>({1, 2, 3}, {3});
+  const int line = __LINE__ + 1;
+  const lz::Tensor y = lz::exp(x) * 2;
+  const std::string text = lz::ir_text({y});
+  EXPECT_NE(text.find("exp(%0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("mul("), std::string::npos) << text;
+  EXPECT_NE(text.find("inspect_test.cpp\":" + std::to_string(line)), std::string::npos) << text;
+  EXPECT_FALSE(y.is_ready()) << "inspecting must not compute";
+}
+
+TEST(InspectTest, IrDotIsADigraph) {
+  const lz::Tensor y = lz::ones({2}) + 1;
+  const std::string dot = lz::ir_dot({y});
+  EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot;
+  EXPECT_NE(dot.find("add"), std::string::npos) << dot;
+}
+
+TEST(InspectTest, DumpDirectoryGetsIrAndDotPerEvaluation) {
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("lazuli_dump_test_" + std::to_string(getpid()));
+  std::filesystem::remove_all(directory);
+  lz::set_dump_directory(directory.string());
+  const lz::Tensor y = lz::sum(lz::arange(0, 5) * 3);
+  EXPECT_EQ(y.item<float>(), 30);
+  lz::set_dump_directory("");
+  char name[32];
+  std::snprintf(name, sizeof(name), "%04llu.item",
+                static_cast<unsigned long long>(lz::last_evaluation().number));
+  const std::string ir = read_file(directory / (std::string(name) + ".lzir"));
+  EXPECT_NE(ir.find("sum("), std::string::npos) << ir;
+  EXPECT_NE(ir.find("item at "), std::string::npos) << ir;
+  EXPECT_NE(read_file(directory / (std::string(name) + ".dot")).find("digraph"), std::string::npos);
+  std::filesystem::remove_all(directory);
+}
+
+TEST(InspectTest, InfoLogPrintsOneLinePerEvaluation) {
+  lz::set_log_level(lz::LogLevel::Info);
+  ::testing::internal::CaptureStderr();
+  (lz::ones({3}) * 2).wait_to_read();
+  const std::string log = ::testing::internal::GetCapturedStderr();
+  lz::set_log_level(lz::LogLevel::Off);
+  EXPECT_NE(log.find("[lazuli] evaluation "), std::string::npos) << log;
+  EXPECT_NE(log.find("wait_to_read at "), std::string::npos) << log;
+  EXPECT_NE(log.find("inspect_test.cpp:"), std::string::npos) << log;
+  EXPECT_NE(log.find("3 nodes"), std::string::npos) << "ones, full(2), mul: " << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+}
+
+}  // namespace
