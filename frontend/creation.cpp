@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "frontend/recording.h"
+#include "ir/type_inference.h"
 #include "lazuli/error.h"
 #include "runtime/buffer.h"
 
@@ -20,6 +21,7 @@ void check_shape(std::string_view op, const Shape& shape) {
                   " has a negative dimension; dimensions must be >= 0");
     }
   }
+  ir::check_element_count(op, shape);
 }
 
 }  // namespace
@@ -62,10 +64,12 @@ Tensor full(Shape shape, double value, DType dtype, std::source_location loc) {
 }
 
 Tensor zeros(Shape shape, DType dtype, std::source_location loc) {
+  check_shape("zeros", shape);
   return full(std::move(shape), 0, dtype, loc);
 }
 
 Tensor ones(Shape shape, DType dtype, std::source_location loc) {
+  check_shape("ones", shape);
   return full(std::move(shape), 1, dtype, loc);
 }
 
@@ -87,12 +91,17 @@ Tensor arange(double start, double stop, double step, DType dtype, std::source_l
     throw Error("[arange] step " + std::to_string(step) + " truncates to 0 for " +
                 dtype_name(dtype));
   }
+  if (!is_floating(dtype) && count > 1) {
+    // The last value must fit the dtype too, not only the start and the step.
+    frontend::scalar_param("arange", start + (count - 1) * step, dtype);
+  }
   return record(std::move(node));
 }
 
 Tensor random_uniform(Shape shape, uint64_t seed, double low, double high, DType dtype,
                       std::source_location loc) {
   check_shape("random_uniform", shape);
+  if (dtype == bool_) throw Error("[random_uniform] cannot produce bool; use an int or float dtype");
   if (!(low <= high) || !std::isfinite(low) || !std::isfinite(high)) {
     throw Error("[random_uniform] needs finite bounds with low <= high, got low=" +
                 std::to_string(low) + ", high=" + std::to_string(high));
@@ -109,6 +118,10 @@ Tensor random_uniform(Shape shape, uint64_t seed, double low, double high, DType
 Tensor random_normal(Shape shape, uint64_t seed, double mean, double std, DType dtype,
                      std::source_location loc) {
   check_shape("random_normal", shape);
+  if (!std::isfinite(mean) || !std::isfinite(std)) {
+    throw Error("[random_normal] needs a finite mean and standard deviation, got mean=" +
+                std::to_string(mean) + ", std=" + std::to_string(std));
+  }
   ir::NodePtr node = make_node(Op::RandomNormal, {}, loc);
   node->dtype = dtype;
   node->shape = std::move(shape);

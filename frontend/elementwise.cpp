@@ -37,13 +37,15 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc)
 Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc) {
   if (b.tensor() != nullptr) return binary(op, a, *b.tensor(), loc);
   const std::string_view name = ir::op_name(op);
-  const DType dtype = frontend::promote_with_scalar(node_of(a, name)->dtype, b.scalar().category);
+  const DType dtype =
+      compute_dtype(op, frontend::promote_with_scalar(node_of(a, name)->dtype, b.scalar().category));
   return binary(op, a, frontend::scalar(name, b.scalar(), dtype, loc), loc);
 }
 
 Tensor binary(Op op, const ScalarOperand& a, const Tensor& b, std::source_location loc) {
   const std::string_view name = ir::op_name(op);
-  const DType dtype = frontend::promote_with_scalar(node_of(b, name)->dtype, a.category);
+  const DType dtype =
+      compute_dtype(op, frontend::promote_with_scalar(node_of(b, name)->dtype, a.category));
   return binary(op, frontend::scalar(name, a, dtype, loc), b, loc);
 }
 

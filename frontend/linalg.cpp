@@ -24,10 +24,17 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) {
   }
   const Shape a_batch(a_shape.begin(), a_shape.end() - std::min<size_t>(2, a_shape.size()));
   const Shape b_batch(b_shape.begin(), b_shape.end() - std::min<size_t>(2, b_shape.size()));
-  ir::broadcast_shapes("matmul", a_batch, b_batch);
+  try {
+    ir::broadcast_shapes("matmul", a_batch, b_batch);
+  } catch (const Error&) {
+    throw Error("[matmul] batch dimensions of shapes " + shapes + " cannot be broadcast: " +
+                shape_string(a_batch) + " vs " + shape_string(b_batch) +
+                " (each dimension must agree or be 1)");
+  }
   const DType dtype = frontend::promote(a_node->dtype, b_node->dtype);
   if (dtype == bool_) {
-    throw Error("[matmul] is not defined for bool operands; convert with astype first");
+    throw Error("[matmul] is not defined for bool operands (shapes " + shapes +
+                "); convert with astype first");
   }
 
   // numpy promotes a 1-d left operand to a row (1,k) and a 1-d right one to a column (k,1), and

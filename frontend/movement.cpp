@@ -55,7 +55,6 @@ std::string list_string(const std::vector<int64_t>& values) {
 Tensor reshape(const Tensor& x, Shape shape, std::source_location loc) {
   const ir::NodePtr& node = node_of(x, "reshape");
   int inferred_axis = -1;
-  int64_t known = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
     if (shape[d] == -1) {
       if (inferred_axis >= 0) {
@@ -65,10 +64,12 @@ Tensor reshape(const Tensor& x, Shape shape, std::source_location loc) {
     } else if (shape[d] < 0) {
       throw Error("[reshape] shape " + shape_string(shape) +
                   " has a negative dimension other than -1");
-    } else {
-      known *= shape[d];
     }
   }
+  Shape known_dims = shape;
+  if (inferred_axis >= 0) known_dims[inferred_axis] = 1;
+  ir::check_element_count("reshape", known_dims);
+  const int64_t known = shape_size(known_dims);
   if (inferred_axis >= 0) {
     if (known == 0 || node->size() % known != 0) {
       throw Error("[reshape] cannot reshape " + shape_string(node->shape) + " (" +
@@ -89,7 +90,21 @@ Tensor transpose(const Tensor& x, std::vector<int> perm, std::source_location lo
   if (perm.empty()) {
     for (int d = node->ndim() - 1; d >= 0; --d) transposed->axes.push_back(d);
   } else {
-    for (int axis : perm) transposed->axes.push_back(axis < 0 ? axis + node->ndim() : axis);
+    // Checked here, against the axes as the user wrote them.
+    std::vector<bool> seen(node->ndim(), false);
+    for (int axis : perm) {
+      const int64_t normalized = axis < 0 ? axis + node->ndim() : axis;
+      const bool valid = perm.size() == seen.size() && normalized >= 0 &&
+                         normalized < node->ndim() && !seen[normalized];
+      if (!valid) {
+        std::vector<int64_t> written(perm.begin(), perm.end());
+        throw Error("[transpose] permutation " + list_string(written) + " of shape " +
+                    shape_string(node->shape) + " must list each axis exactly once (0.." +
+                    std::to_string(node->ndim() - 1) + ", or negative from the end)");
+      }
+      seen[normalized] = true;
+      transposed->axes.push_back(normalized);
+    }
   }
   return record(std::move(transposed));
 }
@@ -122,7 +137,10 @@ Tensor slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64_t> s
       continue;
     }
     const int64_t axis_step = step.empty() ? 1 : step[d];
-    if (axis_step == 0) throw Error("[slice] step of axis " + std::to_string(d) + " is 0");
+    if (axis_step == 0) {
+      throw Error("[slice] step of axis " + std::to_string(d) + " of shape " +
+                  shape_string(node->shape) + " is 0; use a positive or negative step");
+    }
     const auto [first, count] = slice_range(start[d], stop[d], axis_step, extent);
     sliced->starts.push_back(first);
     sliced->steps.push_back(axis_step);
@@ -154,10 +172,13 @@ Tensor concatenate(const std::vector<Tensor>& tensors, int axis, std::source_loc
 Tensor expand_dims(const Tensor& x, int axis, std::source_location loc) {
   const ir::NodePtr& node = node_of(x, "expand_dims");
   Shape shape = node->shape;
-  Shape extended = shape;
-  extended.push_back(1);  // the new axis may be one past the last
-  const int64_t position = ir::normalize_axis("expand_dims", axis, extended);
-  shape.insert(shape.begin() + position, 1);
+  const int result_ndim = node->ndim() + 1;  // the new axis may be one past the last
+  if (axis < -result_ndim || axis >= result_ndim) {
+    throw Error("[expand_dims] axis " + std::to_string(axis) + " is out of range for shape " +
+                shape_string(shape) + "; valid axes are " + std::to_string(-result_ndim) + ".." +
+                std::to_string(result_ndim - 1));
+  }
+  shape.insert(shape.begin() + (axis < 0 ? axis + result_ndim : axis), 1);
   return reshape_to(x, std::move(shape), loc);
 }
 
@@ -169,6 +190,10 @@ Tensor squeeze(const Tensor& x, std::vector<int> axes, std::source_location loc)
   }
   for (int axis : axes) {
     const int64_t d = ir::normalize_axis("squeeze", axis, node->shape);
+    if (removed[d]) {
+      throw Error("[squeeze] axis " + std::to_string(axis) + " of shape " +
+                  shape_string(node->shape) + " is given twice");
+    }
     if (node->shape[d] != 1) {
       throw Error("[squeeze] cannot squeeze axis " + std::to_string(axis) + " of shape " +
                   shape_string(node->shape) + ": its size is " + std::to_string(node->shape[d]) +

@@ -1,6 +1,7 @@
 #include "frontend/recording.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 
 #include "ir/pending_list.h"
@@ -44,9 +45,14 @@ Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc) {
 
 namespace {
 
+int64_t integer_limit(DType dtype, bool upper);
+
 void check_fits(std::string_view op, const std::string& shown, bool fits, DType dtype) {
   if (!fits) {
-    throw Error("[" + std::string(op) + "] scalar " + shown + " does not fit " + dtype_name(dtype));
+    throw Error("[" + std::string(op) + "] scalar " + shown + " does not fit " +
+                dtype_name(dtype) + ", whose values are " +
+                std::to_string(integer_limit(dtype, false)) + ".." +
+                std::to_string(integer_limit(dtype, true)));
   }
 }
 
@@ -65,12 +71,21 @@ ir::ScalarParam scalar_param(std::string_view op, double value, DType dtype) {
   const bool fits = std::isfinite(truncated) && truncated >= -0x1p63 && truncated < 0x1p63 &&
                     truncated >= static_cast<double>(integer_limit(dtype, false)) &&
                     truncated <= static_cast<double>(integer_limit(dtype, true));
-  check_fits(op, std::to_string(value), fits, dtype);
+  if (!fits) {
+    char shown[32];
+    std::snprintf(shown, sizeof(shown), "%.17g", value);
+    check_fits(op, shown, false, dtype);
+  }
   return ir::ScalarParam::of_integer(static_cast<int64_t>(truncated));
 }
 
 Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
               std::source_location loc) {
+  if (!value.exact) {  // only unsigned values above INT64_MAX, kept modulo 2^64 in `integer`
+    const std::string shown = std::to_string(static_cast<uint64_t>(value.integer));
+    throw Error("[" + std::string(op) + "] scalar " + shown +
+                " does not fit int64, the widest integer dtype; pass it as a floating value");
+  }
   ir::NodePtr node = make_node(ir::Op::Full, {}, loc);
   node->dtype = dtype;
   if (value.category == ScalarOperand::Category::Floating) {

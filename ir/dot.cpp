@@ -1,9 +1,16 @@
 #include "ir/dot.h"
 
+#include <charconv>
 #include <map>
 
 namespace lz::ir {
 namespace {
+
+void append_integer(std::string& out, uint64_t value) {
+  char digits[24];
+  const auto result = std::to_chars(digits, digits + sizeof(digits), value);
+  out.append(digits, result.ptr);
+}
 
 // `text` inside a DOT double-quoted string.
 void append_escaped(std::string& out, std::string_view text) {
@@ -23,7 +30,7 @@ void append_escaped(std::string& out, std::string_view text) {
 
 std::string graph_to_dot(const Graph& graph, const LocationOverrides& locations) {
   const auto positions = graph.index();
-  // Output numbers per node position, in order (a node may be output more than once).
+  // Output numbers by node position, in order (a node may be output more than once).
   std::map<int64_t, std::string> output_numbers;
   bool has_missing = false;
   for (size_t k = 0; k < graph.outputs.size(); ++k) {
@@ -37,49 +44,68 @@ std::string graph_to_dot(const Graph& graph, const LocationOverrides& locations)
   }
 
   std::string out = "digraph lazuli {\n";
+  out.reserve(graph.nodes.size() * 80);
   out += "  node [shape=box, style=rounded, fontname=\"monospace\"];\n";
   out += "  edge [fontname=\"monospace\", fontsize=10];\n";
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node* node = graph.nodes[i].get();
-    const std::string id = "n" + std::to_string(i);
+    out += "  n";
+    append_integer(out, i);
+    out += " [label=\"%";
+    append_integer(out, i);
     if (node == nullptr) {
-      out += "  " + id + " [label=\"%" + std::to_string(i) + " <null>\", color=red];\n";
+      out += " <null>\", color=red];\n";
       continue;
     }
-    out += "  " + id + " [label=\"%" + std::to_string(i) + " ";
+    out += ' ';
     out += op_name(node->op);
     const std::string attributes = attributes_text(*node);
     if (!attributes.empty()) {
       out += "\\n";
       append_escaped(out, attributes);
     }
-    out += "\\n" + type_text(node->dtype, node->shape);
+    out += "\\n";
+    out += type_text(node->dtype, node->shape);
     const auto output = output_numbers.find(static_cast<int64_t>(i));
-    if (output != output_numbers.end()) out += "\\noutput " + output->second;
+    if (output != output_numbers.end()) {
+      out += "\\noutput ";
+      out += output->second;
+    }
     out += '"';
     if (op_info(node->op).kind == OpKind::Leaf) {
-      out += node->op == Op::Data ? ", shape=cylinder" : "";
+      if (node->op == Op::Data) out += ", shape=cylinder";
       out += ", style=filled, fillcolor=\"#e4e4e4\"";
     }
     if (output != output_numbers.end()) out += ", color=\"#d62728\", penwidth=2.5";
     const TextLocation location = location_of(*node, locations);
     if (!location.file.empty()) {
       out += ", tooltip=\"";
-      append_escaped(out, location.file + ":" + std::to_string(location.line) + ":" +
-                              std::to_string(location.column));
+      append_escaped(out, location.file);
+      out += ':';
+      append_integer(out, location.line);
+      out += ':';
+      append_integer(out, location.column);
       out += '"';
     }
     out += "];\n";
 
     for (size_t k = 0; k < node->inputs.size(); ++k) {
       const auto found = positions.find(node->inputs[k].get());
-      std::string from = "missing";
-      if (found == positions.end())
+      out += "  ";
+      if (found == positions.end()) {
         has_missing = true;
-      else
-        from = "n" + std::to_string(found->second);
-      out += "  " + from + " -> " + id;
-      if (node->inputs.size() > 1) out += " [label=\"" + std::to_string(k) + "\"]";
+        out += "missing";
+      } else {
+        out += 'n';
+        append_integer(out, found->second);
+      }
+      out += " -> n";
+      append_integer(out, i);
+      if (node->inputs.size() > 1) {
+        out += " [label=\"";
+        append_integer(out, k);
+        out += "\"]";
+      }
       out += ";\n";
     }
   }

@@ -38,9 +38,14 @@ int dtype_size(DType dtype) {
 }
 
 int64_t shape_size(const Shape& shape) {
-  int64_t size = 1;
-  for (int64_t dim : shape) size *= dim;
-  return size;
+  // Unsigned, so that an unchecked shape cannot cause undefined behaviour; every recorded shape
+  // has been checked not to overflow (ir::check_element_count).
+  uint64_t size = 1;
+  for (int64_t dim : shape) {
+    if (dim == 0) return 0;
+    size *= static_cast<uint64_t>(dim);
+  }
+  return static_cast<int64_t>(size);
 }
 
 std::string shape_string(const Shape& shape) {

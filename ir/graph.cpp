@@ -15,7 +15,7 @@ Graph Graph::collect(std::span<const NodePtr> outputs) {
     stack.emplace_back(output.get(), 0);
     while (!stack.empty()) {
       auto& [node, next_input] = stack.back();
-      if (next_input < node->inputs.size()) {
+      if (!node->is_evaluated() && next_input < node->inputs.size()) {
         Node* input = node->inputs[next_input++].get();
         if (visited.insert(input).second) stack.emplace_back(input, 0);
         continue;

@@ -86,6 +86,11 @@ struct PendingScalar {
 };
 
 class Parser {
+  struct Definition {
+    size_t position;  // in result_.graph.nodes
+    int64_t line;
+  };
+
  public:
   explicit Parser(std::string_view text) : text_(text) {}
 
@@ -140,7 +145,7 @@ class Parser {
   // The next token as quoted text for messages, or "end of line".
   std::string next_token() {
     if (at_end()) return "end of line";
-    size_t end = cursor_;
+    size_t end = cursor_ + (line_[cursor_] == '%' ? 1 : 0);
     while (end < line_.size() && is_number_char(line_[end])) ++end;
     if (end == cursor_) end = cursor_ + 1;
     return quoted(line_.substr(cursor_, end - cursor_));
@@ -230,13 +235,50 @@ class Parser {
 
   NodePtr read_operand(std::string_view what) {
     const std::string_view name = read_name(what);
-    const auto found = names_.find(name);
-    if (found == names_.end()) {
+    const Definition* definition = find_definition(name);
+    if (definition == nullptr) {
       fail_at(cursor_ - name.size(), std::string(name) +
                                          " is not defined; a name must be defined on an earlier "
                                          "line than its uses");
     }
-    return result_.graph.nodes[found->second.position];
+    return result_.graph.nodes[definition->position];
+  }
+
+  // ---- Names ----
+  //
+  // Printed text names nodes %0, %1, ... in order; those are kept in a vector indexed by number,
+  // since hashing millions of names dominated the parse time of large dumps. Other names,
+  // including numbers out of sequence, go to a hash map. A number is in `numbered_` exactly when
+  // it is below numbered_.size(): a definition out of sequence is at or above the size then, and
+  // the size only reaches it by defining that name again, which is rejected.
+
+  // The number N of a name %N written without leading zeros, if it is one.
+  static std::optional<size_t> number_of(std::string_view name) {
+    const std::string_view digits = name.substr(1);
+    if (digits.empty() || digits.size() > 18 || (digits[0] == '0' && digits.size() > 1)) {
+      return std::nullopt;
+    }
+    size_t number = 0;
+    for (const char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      number = number * 10 + static_cast<size_t>(c - '0');
+    }
+    return number;
+  }
+
+  const Definition* find_definition(std::string_view name) const {
+    if (const auto number = number_of(name); number && *number < numbered_.size()) {
+      return &numbered_[*number];
+    }
+    const auto found = named_.find(name);
+    return found == named_.end() ? nullptr : &found->second;
+  }
+
+  void define(std::string_view name, Definition definition) {
+    if (number_of(name) == numbered_.size())
+      numbered_.push_back(definition);
+    else
+      named_.emplace(name, definition);
   }
 
   // ---- Lines ----
@@ -244,9 +286,9 @@ class Parser {
   // %name = op(%a, %b) {attributes} : dtype[shape] loc("file":line:column)
   void parse_definition() {
     const std::string_view name = read_name("a node name like %0 or 'return'");
-    if (const auto previous = names_.find(name); previous != names_.end()) {
+    if (const Definition* previous = find_definition(name)) {
       fail_at(cursor_ - name.size(), std::string(name) + " is defined twice (first on line " +
-                                         std::to_string(previous->second.line) + ")");
+                                         std::to_string(previous->line) + ")");
     }
     expect('=', "after the node name");
     skip_space();
@@ -278,7 +320,7 @@ class Parser {
     expect_end("after the node");
     check_type(name, *node);
 
-    names_.emplace(name, Definition{result_.graph.nodes.size(), line_number_});
+    define(name, Definition{result_.graph.nodes.size(), line_number_});
     result_.graph.nodes.push_back(std::move(node));
   }
 
@@ -453,16 +495,12 @@ class Parser {
     expect_end("after the outputs");
   }
 
-  struct Definition {
-    size_t position;  // in result_.graph.nodes
-    int64_t line;
-  };
-
   std::string_view text_;
   std::string_view line_;
   size_t cursor_ = 0;
   int64_t line_number_ = 0;
-  std::unordered_map<std::string_view, Definition> names_;
+  std::vector<Definition> numbered_;
+  std::unordered_map<std::string_view, Definition> named_;
   ParsedGraph result_;
 };
 

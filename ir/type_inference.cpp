@@ -37,6 +37,7 @@ void check_dimensions(std::string_view op, const Shape& shape) {
   for (int64_t dim : shape) {
     if (dim < 0) fail(op, "shape " + shape_string(shape) + " has a negative dimension");
   }
+  check_element_count(op, shape);
 }
 
 const char* floating_only_hint = "; convert with astype(float32) first";
@@ -51,10 +52,9 @@ TensorType infer_leaf(const Node& node) {
   switch (node.op) {
     case Op::Arange:
       if (node.ndim() != 1) fail(op, "result must be 1-d, got shape " + shape_string(node.shape));
-      check_not_bool(op, node.dtype);
-      break;
+      [[fallthrough]];
     case Op::RandomUniform:
-      check_not_bool(op, node.dtype);
+      if (node.dtype == bool_) fail(op, "cannot produce bool; use an int or float dtype");
       break;
     case Op::RandomNormal:
       if (!is_floating(node.dtype)) {
@@ -132,8 +132,14 @@ TensorType infer_where(const Node& node) {
     fail("where", std::string("value dtypes ") + dtype_name(a.dtype) + " and " +
                       dtype_name(b.dtype) + " differ; the IR needs one dtype (insert astype)");
   }
-  Shape shape = broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape), b.shape);
-  return {a.dtype, std::move(shape)};
+  try {
+    return {a.dtype, broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape),
+                                      b.shape)};
+  } catch (const Error&) {
+    fail("where", "shapes " + shape_string(cond.shape) + " (condition), " +
+                      shape_string(a.shape) + " and " + shape_string(b.shape) +
+                      " cannot be broadcast together (each dimension must agree or be 1)");
+  }
 }
 
 TensorType infer_reduction(const Node& node) {
@@ -285,6 +291,11 @@ TensorType infer_movement(const Node& node) {
         const int64_t from = x.shape[x.ndim() - i];
         valid = from == 1 || from == node.shape[node.ndim() - i];
       }
+      if (x.ndim() > node.ndim()) {
+        fail("broadcast_to", "cannot broadcast " + shape_string(x.shape) + " to " +
+                                 shape_string(node.shape) +
+                                 ": the target has fewer dimensions than the input");
+      }
       if (!valid) {
         fail("broadcast_to", "cannot broadcast " + shape_string(x.shape) + " to " +
                                  shape_string(node.shape) +
@@ -329,8 +340,9 @@ int64_t normalize_axis(std::string_view op, int64_t axis, const Shape& shape) {
   return axis < 0 ? axis + ndim : axis;
 }
 
-TensorType infer_type(const Node& node) {
-  check_arity(node);
+namespace {
+
+TensorType infer_by_kind(const Node& node) {
   switch (op_info(node.op).kind) {
     case OpKind::Leaf: return infer_leaf(node);
     case OpKind::Unary: return infer_unary(node);
@@ -341,6 +353,28 @@ TensorType infer_type(const Node& node) {
     case OpKind::LinearAlgebra: return infer_matmul(node);
   }
   fail(op_name(node.op), "unknown op");
+}
+
+}  // namespace
+
+TensorType infer_type(const Node& node) {
+  check_arity(node);
+  TensorType type = infer_by_kind(node);
+  // Broadcasting valid operands can still describe more elements than an int64 counts.
+  check_element_count(op_name(node.op), type.shape);
+  return type;
+}
+
+void check_element_count(std::string_view op, const Shape& shape) {
+  int64_t count = 1;
+  bool overflow = false;
+  for (int64_t dim : shape) {
+    if (dim == 0) return;  // zero elements, however large the other dimensions
+    overflow = overflow || __builtin_mul_overflow(count, dim, &count);
+  }
+  if (overflow) {
+    fail(op, "shape " + shape_string(shape) + " has more elements than fit in int64");
+  }
 }
 
 }  // namespace lz::ir

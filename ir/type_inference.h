@@ -33,6 +33,10 @@ TensorType infer_type(const Node& node);
 /// numpy broadcasting of two shapes; throws "[op] shapes (3,4) and (5) cannot be broadcast ...".
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
 
+/// Throws "[op] shape (...) has more elements than fit in int64" when the product overflows.
+/// Dimensions must already be non-negative.
+void check_element_count(std::string_view op, const Shape& shape);
+
 /// `axis` in [-ndim, ndim) made non-negative; throws "[op] axis 2 is out of range ...".
 int64_t normalize_axis(std::string_view op, int64_t axis, const Shape& shape);
 

@@ -65,7 +65,8 @@ void check_inputs(const ir::Node& node, std::span<const Buffer* const> inputs) {
 
 }  // namespace
 
-std::shared_ptr<Buffer> interpret_node(const ir::Node& node, std::span<const Buffer* const> inputs) {
+std::shared_ptr<Buffer> interpret_node(const ir::Node& node,
+                                       std::span<const Buffer* const> inputs) {
   if (node.op == ir::Op::Data) {
     if (node.buffer == nullptr) {
       throw Error("[data] node has no buffer: a data leaf (" + describe(node) +
@@ -84,14 +85,24 @@ std::shared_ptr<Buffer> interpret_node(const ir::Node& node, std::span<const Buf
   check_inputs(node, inputs);
   std::shared_ptr<Buffer> out = Buffer::allocate(node.dtype, node.size());
   switch (ir::op_info(node.op).kind) {
-    case ir::OpKind::Leaf: detail::interpret_leaf(node, *out); break;
-    case ir::OpKind::Unary: detail::interpret_unary(node, *inputs[0], *out); break;
-    case ir::OpKind::Binary: detail::interpret_binary(node, *inputs[0], *inputs[1], *out); break;
+    case ir::OpKind::Leaf:
+      detail::interpret_leaf(node, *out);
+      break;
+    case ir::OpKind::Unary:
+      detail::interpret_unary(node, *inputs[0], *out);
+      break;
+    case ir::OpKind::Binary:
+      detail::interpret_binary(node, *inputs[0], *inputs[1], *out);
+      break;
     case ir::OpKind::Ternary:
       detail::interpret_where(node, *inputs[0], *inputs[1], *inputs[2], *out);
       break;
-    case ir::OpKind::Reduction: detail::interpret_reduction(node, *inputs[0], *out); break;
-    case ir::OpKind::Movement: detail::interpret_movement(node, inputs, *out); break;
+    case ir::OpKind::Reduction:
+      detail::interpret_reduction(node, *inputs[0], *out);
+      break;
+    case ir::OpKind::Movement:
+      detail::interpret_movement(node, inputs, *out);
+      break;
     case ir::OpKind::LinearAlgebra:
       detail::interpret_matmul(node, *inputs[0], *inputs[1], *out);
       break;
@@ -120,8 +131,7 @@ std::vector<std::shared_ptr<Buffer>> interpret(const ir::Graph& graph,
       const int64_t j = found == position.end() ? -1 : found->second;
       if (j >= static_cast<int64_t>(i)) {
         throw Error("[interpret] graph is not in topological order: node " + std::to_string(i) +
-                    " (" + std::string(ir::op_name(node.op)) + ") reads node " +
-                    std::to_string(j));
+                    " (" + std::string(ir::op_name(node.op)) + ") reads node " + std::to_string(j));
       }
       input_positions[i].push_back(j);
       if (j >= 0) ++reads_left[j];

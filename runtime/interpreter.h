@@ -21,6 +21,7 @@ std::shared_ptr<Buffer> interpret_node(const ir::Node& node, std::span<const Buf
 /// (node->buffer set; that includes all `data` leaves) are used as they are. keep[i] says whether
 /// the result of graph.nodes[i] must survive; any other result is freed right after its last
 /// consumer in the graph has run. Returns one buffer per graph node (null for the freed ones).
-std::vector<std::shared_ptr<Buffer>> interpret(const ir::Graph& graph, const std::vector<bool>& keep);
+std::vector<std::shared_ptr<Buffer>> interpret(const ir::Graph& graph,
+                                               const std::vector<bool>& keep);
 
 }  // namespace lz::runtime

@@ -20,11 +20,16 @@ namespace lz::runtime::detail {
 template <class Visit>
 decltype(auto) visit_dtype(DType dtype, Visit&& visit) {
   switch (dtype) {
-    case DType::Float32: return visit(std::type_identity<float>{});
-    case DType::Float64: return visit(std::type_identity<double>{});
-    case DType::Int32: return visit(std::type_identity<int32_t>{});
-    case DType::Int64: return visit(std::type_identity<int64_t>{});
-    case DType::Bool: break;
+    case DType::Float32:
+      return visit(std::type_identity<float>{});
+    case DType::Float64:
+      return visit(std::type_identity<double>{});
+    case DType::Int32:
+      return visit(std::type_identity<int32_t>{});
+    case DType::Int64:
+      return visit(std::type_identity<int64_t>{});
+    case DType::Bool:
+      break;
   }
   return visit(std::type_identity<bool>{});
 }
@@ -88,32 +93,51 @@ std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target);
 
 /// Visits every index of `shape` in row-major order, calling visit(position, offsets): position
 /// counts 0, 1, 2, ... and offsets[k] = start[k] + sum over d of index[d] * strides[k][d]. Each
-/// strides[k] has one entry per dimension of `shape`. The innermost dimension is a tight loop and
-/// the others advance like an odometer, so there is no per-element division or allocation.
+/// strides[k] has one entry per dimension of `shape`.
+///
+/// The walk first drops dimensions of size 1 and merges each dimension into the next one when
+/// every operand steps over the pair as over one longer dimension, so that the innermost loop is
+/// as long as possible; the outer dimensions then advance like an odometer. There is no division
+/// and no allocation per element.
 template <size_t N, class Visit>
 void walk_strided(const Shape& shape, const std::array<const int64_t*, N>& strides,
                   std::array<int64_t, N> offsets, Visit&& visit) {
   if (shape_size(shape) == 0) return;
-  const int rank = static_cast<int>(shape.size());
-  if (rank == 0) {
+  std::vector<int64_t> extents;
+  std::vector<std::array<int64_t, N>> steps;  // steps[d][k]: stride of operand k on dimension d
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    std::array<int64_t, N> step;
+    for (size_t k = 0; k < N; ++k) step[k] = strides[k][d];
+    bool mergeable = !extents.empty();
+    for (size_t k = 0; k < N && mergeable; ++k) mergeable = steps.back()[k] == step[k] * shape[d];
+    if (mergeable) {
+      extents.back() *= shape[d];
+      steps.back() = step;
+    } else {
+      extents.push_back(shape[d]);
+      steps.push_back(step);
+    }
+  }
+  if (extents.empty()) {
     visit(int64_t{0}, offsets);
     return;
   }
-  const int inner = rank - 1;
-  std::vector<int64_t> index(rank, 0);
+  const int inner = static_cast<int>(extents.size()) - 1;
+  std::vector<int64_t> index(extents.size(), 0);
   int64_t position = 0;
   while (true) {
-    for (int64_t i = 0; i < shape[inner]; ++i) {
+    for (int64_t i = 0; i < extents[inner]; ++i) {
       visit(position++, offsets);
-      for (size_t k = 0; k < N; ++k) offsets[k] += strides[k][inner];
+      for (size_t k = 0; k < N; ++k) offsets[k] += steps[inner][k];
     }
-    for (size_t k = 0; k < N; ++k) offsets[k] -= shape[inner] * strides[k][inner];
+    for (size_t k = 0; k < N; ++k) offsets[k] -= extents[inner] * steps[inner][k];
     int d = inner - 1;
     for (; d >= 0; --d) {
       ++index[d];
-      for (size_t k = 0; k < N; ++k) offsets[k] += strides[k][d];
-      if (index[d] < shape[d]) break;
-      for (size_t k = 0; k < N; ++k) offsets[k] -= shape[d] * strides[k][d];
+      for (size_t k = 0; k < N; ++k) offsets[k] += steps[d][k];
+      if (index[d] < extents[d]) break;
+      for (size_t k = 0; k < N; ++k) offsets[k] -= extents[d] * steps[d][k];
       index[d] = 0;
     }
     if (d < 0) return;

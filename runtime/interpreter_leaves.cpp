@@ -50,7 +50,11 @@ void random_uniform(const ir::Node& node, T* out) {
     for (int64_t i = 0; i < node.size(); ++i) {
       const double value = uniform_element(node.seed, static_cast<uint64_t>(i), low, high);
       if constexpr (kIsFloating<T>) {
-        out[i] = static_cast<T>(value);
+        // Rounding to float32 can reach `high` itself; the range is half-open in every dtype.
+        const T rounded = static_cast<T>(value);
+        out[i] = rounded >= static_cast<T>(high) && low < high
+                     ? std::nextafter(static_cast<T>(high), static_cast<T>(low))
+                     : rounded;
       } else {
         out[i] = saturating_float_to_integer<T>(std::floor(value));
       }
@@ -77,11 +81,20 @@ void interpret_leaf(const ir::Node& node, Buffer& out) {
   visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
     T* values = out.data_as<T>();
     switch (node.op) {
-      case ir::Op::Full: fill(node, values); break;
-      case ir::Op::Arange: arange(node, values); break;
-      case ir::Op::RandomUniform: random_uniform(node, values); break;
-      case ir::Op::RandomNormal: random_normal(node, values); break;
-      default: fail_unsupported_dtype(node, node.dtype);
+      case ir::Op::Full:
+        fill(node, values);
+        break;
+      case ir::Op::Arange:
+        arange(node, values);
+        break;
+      case ir::Op::RandomUniform:
+        random_uniform(node, values);
+        break;
+      case ir::Op::RandomNormal:
+        random_normal(node, values);
+        break;
+      default:
+        fail_unsupported_dtype(node, node.dtype);
     }
   });
 }

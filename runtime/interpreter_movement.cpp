@@ -13,10 +13,9 @@ void gather(const ir::Node& node, const Buffer& x, const std::vector<int64_t>& s
   visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
     const T* in = x.data_as<T>();
     T* result = out.data_as<T>();
-    walk_strided<1>(node.shape, {strides.data()}, {start},
-                    [&](int64_t i, const std::array<int64_t, 1>& offset) {
-                      result[i] = in[offset[0]];
-                    });
+    walk_strided<1>(
+        node.shape, {strides.data()}, {start},
+        [&](int64_t i, const std::array<int64_t, 1>& offset) { result[i] = in[offset[0]]; });
   });
 }
 
@@ -68,12 +67,16 @@ void interpret_movement(const ir::Node& node, std::span<const Buffer* const> inp
       // Same elements in the same row-major order.
       if (out.bytes() > 0) std::memcpy(out.data(), x.data(), out.bytes());
       return;
-    case ir::Op::Transpose: return transpose(node, x, out);
+    case ir::Op::Transpose:
+      return transpose(node, x, out);
     case ir::Op::BroadcastTo:
       return gather(node, x, broadcast_strides(node.inputs[0]->shape, node.shape), 0, out);
-    case ir::Op::Slice: return slice(node, x, out);
-    case ir::Op::Concatenate: return concatenate(node, inputs, out);
-    default: fail_unsupported_dtype(node, node.dtype);
+    case ir::Op::Slice:
+      return slice(node, x, out);
+    case ir::Op::Concatenate:
+      return concatenate(node, inputs, out);
+    default:
+      fail_unsupported_dtype(node, node.dtype);
   }
 }
 

@@ -35,6 +35,10 @@ struct ScalarOperand {
       integer = value;
       floating = value;
     } else if constexpr (std::is_integral_v<T>) {
+      // An unsigned value above INT64_MAX fits no dtype; ops reject it by name (see `exact`).
+      if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t)) {
+        exact = value <= static_cast<T>(INT64_MAX);
+      }
       category = Category::Integer;
       integer = static_cast<int64_t>(value);
       floating = static_cast<double>(value);
@@ -47,6 +51,7 @@ struct ScalarOperand {
   Category category;
   int64_t integer;
   double floating;
+  bool exact = true;  // false when `integer` could not hold the value
 };
 
 class Tensor;
