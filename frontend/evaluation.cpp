@@ -24,6 +24,8 @@ uint64_t evaluation_count = 0;       // guarded by evaluation_mutex
 EvaluationRecord last_record;        // guarded by evaluation_mutex
 
 std::string location_string(std::source_location loc) {
+  // operator<< cannot capture its caller's location; it passes a default-constructed one.
+  if (loc.file_name()[0] == '\0') return "operator<<";
   return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
 }
 

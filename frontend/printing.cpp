@@ -118,7 +118,7 @@ class NestedPrinter {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& x) {
   const ir::NodePtr& node = frontend::node_of(x, "print");
-  frontend::evaluate({node}, EvaluationReason::Print, std::source_location::current());
+  frontend::evaluate({node}, EvaluationReason::Print, std::source_location());
   const std::string prefix = "tensor(";
   NestedPrinter printer(*node->buffer, node->shape, node->size() > kSummarizeAbove);
   out << prefix;

@@ -75,4 +75,11 @@ struct Node : std::enable_shared_from_this<Node> {
   void become_data(std::shared_ptr<runtime::Buffer> result);
 };
 
+/// The dtype a node's params are held in: the node's own for full and arange; float64 for the
+/// bounds of random ops, which are real numbers whatever dtype the result is rounded to.
+inline DType param_dtype(const Node& node) {
+  const bool random = node.op == Op::RandomUniform || node.op == Op::RandomNormal;
+  return random ? float64 : node.dtype;
+}
+
 }  // namespace lz::ir

@@ -311,7 +311,7 @@ class Parser {
     expect(':', "before the type");
     parse_type(*node);
     for (int i = 0; i < 2; ++i) {
-      if (!scalars[i].text.empty()) node->params[i] = to_scalar(scalars[i], node->dtype);
+      if (!scalars[i].text.empty()) node->params[i] = to_scalar(scalars[i], param_dtype(*node));
     }
     if (peek_identifier() == "loc") {
       cursor_ += 3;

@@ -55,7 +55,7 @@ void append_type(std::string& out, DType dtype, const Shape& shape) {
 void append_attributes(std::string& out, const Node& node) {
   const auto scalar = [&](const char* key, int index) {
     out += key;
-    append_scalar(out, node.params[index], node.dtype);
+    append_scalar(out, node.params[index], param_dtype(node));
   };
   const auto seed = [&] {
     out += "{seed=";

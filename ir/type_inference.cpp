@@ -210,8 +210,10 @@ TensorType infer_slice(const Node& node) {
     if (count < 0) fail("slice", "shape " + shape_string(node.shape) + " has a negative dimension");
     if (count == 0) continue;
     const int64_t first = node.starts[d];
-    const int64_t last = first + (count - 1) * node.steps[d];
-    if (first < 0 || first >= x.shape[d] || last < 0 || last >= x.shape[d]) {
+    int64_t last = 0;
+    const bool overflow = __builtin_mul_overflow(count - 1, node.steps[d], &last) ||
+                          __builtin_add_overflow(first, last, &last);
+    if (overflow || first < 0 || first >= x.shape[d] || last < 0 || last >= x.shape[d]) {
       fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) +
                         ".." + std::to_string(last) + " outside 0.." +
                         std::to_string(x.shape[d] - 1) + " of shape " + shape_string(x.shape));
@@ -243,7 +245,10 @@ TensorType infer_concatenate(const Node& node) {
                               shape_string(other.shape) + " must match except on axis " +
                               std::to_string(axis));
     }
-    shape[axis] += other.shape[axis];
+    if (__builtin_add_overflow(shape[axis], other.shape[axis], &shape[axis])) {
+      fail("concatenate", "the joined axis " + std::to_string(axis) +
+                              " has more elements than fit in int64");
+    }
   }
   return {first.dtype, std::move(shape)};
 }

@@ -142,6 +142,17 @@ TEST(PrinterTest, PrintsEachOpsAttributesAndNoOthers) {
   EXPECT_EQ(line_of(Op::Less), "%2 = less(%0, %1) : bool[3,4]");
 }
 
+TEST(PrinterParserTest, RandomBoundsOfAnIntegerTensorKeepTheirFraction) {
+  // The bounds are real numbers whatever the result dtype (ir::param_dtype).
+  const std::string text =
+      "%0 = random_uniform() {seed=3, low=0.5, high=4.25} : i32[8]\n"
+      "return %0\n";
+  const ParsedGraph parsed = parse_graph(text);
+  EXPECT_EQ(parsed.graph.nodes[0]->params[0].floating, 0.5);
+  EXPECT_EQ(parsed.graph.nodes[0]->params[1].floating, 4.25);
+  EXPECT_EQ(print_graph(parsed.graph), text);
+}
+
 TEST(PrinterTest, FileNamesInLocationsAreEscaped) {
   const NodePtr x = data(float32, {2});
   LocationOverrides locations;
