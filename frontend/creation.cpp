@@ -26,7 +26,8 @@ void check_shape(std::string_view op, const Shape& shape) {
 
 }  // namespace
 
-template <class T>
+template <Element T>
+  requires(!std::is_same_v<T, bool>)
 Tensor from_vector(const std::vector<T>& data, Shape shape, Device device,
                    std::source_location loc) {
   (void)device;  // only the CPU exists so far
@@ -102,7 +103,7 @@ Tensor random_uniform(Shape shape, uint64_t seed, double low, double high, DType
                       std::source_location loc) {
   check_shape("random_uniform", shape);
   if (dtype == bool_) throw Error("[random_uniform] cannot produce bool; use an int or float dtype");
-  if (!(low <= high) || !std::isfinite(low) || !std::isfinite(high)) {
+  if (!(low <= high) || !std::isfinite(high - low)) {
     throw Error("[random_uniform] needs finite bounds with low <= high, got low=" +
                 std::to_string(low) + ", high=" + std::to_string(high));
   }

@@ -114,6 +114,16 @@ Tensor abs(const Tensor& x, std::source_location loc) { return unary(Op::Abs, x,
 Tensor square(const Tensor& x, std::source_location loc) { return unary(Op::Square, x, loc); }
 
 Tensor pow(const Tensor& base, const Operand& exponent, std::source_location loc) {
+  // As in numpy and PyTorch: an integer power with a negative exponent has no integer result.
+  // (A tensor exponent cannot be checked before it is computed; see tensor.h.)
+  const DType base_dtype = node_of(base, "pow")->dtype;
+  if (exponent.tensor() == nullptr && is_integer(base_dtype) &&
+      exponent.scalar().category != ScalarOperand::Category::Floating &&
+      exponent.scalar().integer < 0) {
+    throw Error(std::string("[pow] integers to the negative power ") +
+                std::to_string(exponent.scalar().integer) + " are not integers (base is " +
+                dtype_name(base_dtype) + "); use a floating base: astype(float32)");
+  }
   return binary(Op::Pow, base, exponent, loc);
 }
 Tensor pow(ScalarOperand base, const Tensor& exponent, std::source_location loc) {

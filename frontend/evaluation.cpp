@@ -1,5 +1,6 @@
 #include "frontend/evaluation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -13,12 +14,16 @@
 #include "ir/pending_list.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
-#include "runtime/interpreter.h"
+#include "ir/clone.h"
+#include "passes/fusion_plan.h"
+#include "passes/pass_manager.h"
+#include "runtime/kernel_executor.h"
+#include "runtime/statistics.h"
 
 namespace lz::frontend {
 namespace {
 
-// One evaluation at a time: the reference interpreter runs on the calling thread.
+// One evaluation at a time: passes and kernels run on the calling thread.
 std::mutex evaluation_mutex;
 uint64_t evaluation_count = 0;       // guarded by evaluation_mutex
 EvaluationRecord last_record;        // guarded by evaluation_mutex
@@ -31,7 +36,7 @@ std::string location_string(std::source_location loc) {
 
 /// Whether each node's result must outlive this evaluation: it does when someone outside the
 /// graph (a user's Tensor, a pending node not being evaluated now) still holds it. Every other
-/// result is an intermediate that the interpreter frees after its last consumer.
+/// result is an intermediate that lives only inside this evaluation.
 std::vector<bool> results_to_keep(const ir::Graph& graph) {
   const auto index = graph.index();
   // References held by the graph itself: its node list, its consumers' inputs, its outputs.
@@ -62,6 +67,29 @@ void dump(const std::string& directory, const ir::Graph& graph, const Evaluation
   if (error) std::cerr << "[lazuli] cannot create LZ_DUMP directory " << directory << "\n";
 }
 
+std::vector<std::string> split_names(const std::string& comma_separated) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= comma_separated.size()) {
+    const size_t comma = std::min(comma_separated.find(',', start), comma_separated.size());
+    if (comma > start) names.push_back(comma_separated.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
+
+/// Writes the context after each pass into `folder`, numbered in pipeline order.
+passes::PassManager::Observer dump_each_pass(const std::filesystem::path& folder) {
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  return [folder](int position, std::string_view pass, const passes::PassContext& context) {
+    char name[64];
+    std::snprintf(name, sizeof(name), "%04d.%s%.*s.lzir", position, position == 0 ? "" : "after_",
+                  static_cast<int>(pass.size()), pass.data());
+    std::ofstream(folder / name) << passes::print_context(context);
+  };
+}
+
 void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason reason,
          std::source_location loc) {
   const auto start = std::chrono::steady_clock::now();
@@ -73,21 +101,60 @@ void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason
   for (const ir::NodePtr& node : graph.nodes) record.nodes += node->is_evaluated() ? 0 : 1;
   if (!settings.dump_directory.empty()) dump(settings.dump_directory, graph, record);
 
-  std::vector<std::shared_ptr<runtime::Buffer>> results = runtime::interpret(graph, keep);
+  // The passes rewrite a private copy whose outputs are the results to keep, by position.
+  ir::Graph wanted{graph.nodes, {}};
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    ir::Node& node = *graph.nodes[i];
-    if (!keep[i] || node.is_evaluated()) continue;
+    if (keep[i] && !graph.nodes[i]->is_evaluated()) wanted.outputs.push_back(graph.nodes[i]);
+  }
+  passes::PassOptions options;
+  options.fusion = settings.fusion;
+  passes::PassContext context(ir::clone_graph(wanted), options);
+  passes::PassManager manager;
+  for (const std::string& name : split_names(settings.disabled_passes)) manager.disable(name);
+  if (!settings.dump_directory.empty()) {
+    char folder[48];
+    std::snprintf(folder, sizeof(folder), "%04llu.%s",
+                  static_cast<unsigned long long>(record.number), evaluation_reason_name(reason));
+    manager.set_observer(dump_each_pass(std::filesystem::path(settings.dump_directory) / folder));
+  }
+  std::vector<std::shared_ptr<runtime::Buffer>> results;
+  try {
+    manager.run(context);
+    results = runtime::execute(context);
+  } catch (const std::exception& error) {
+    // Nothing was committed: every node stays pending, and the failure is on record.
+    if (settings.log_level != LogLevel::Off) {
+      std::fprintf(stderr, "[lazuli] evaluation %llu: %s at %s failed: %s\n",
+                   static_cast<unsigned long long>(record.number), evaluation_reason_name(reason),
+                   record.location.c_str(), error.what());
+    }
+    last_record = std::move(record);
+    throw;
+  }
+
+  for (size_t i = 0; i < wanted.outputs.size(); ++i) {
+    ir::Node& node = *wanted.outputs[i];
     ir::PendingList::global().remove(&node);
     node.become_data(std::move(results[i]));
   }
 
+  record.kernels = context.fusion ? static_cast<int64_t>(context.fusion->kernels.size())
+                                  : record.nodes;
   record.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  runtime::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
+  runtime::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
   if (settings.log_level != LogLevel::Off) {
-    std::fprintf(stderr, "[lazuli] evaluation %llu: %s at %s, %lld nodes, %.3f ms\n",
+    std::fprintf(stderr, "[lazuli] evaluation %llu: %s at %s nodes=%lld kernels=%lld time=%.3fms\n",
                  static_cast<unsigned long long>(record.number), evaluation_reason_name(reason),
                  record.location.c_str(), static_cast<long long>(record.nodes),
-                 record.milliseconds);
+                 static_cast<long long>(record.kernels), record.milliseconds);
+  }
+  if (settings.log_level == LogLevel::Debug) {
+    for (const passes::PassTiming& timing : manager.timings()) {
+      std::fprintf(stderr, "[lazuli]   pass %s: %.3f ms\n", timing.pass.c_str(),
+                   timing.milliseconds);
+    }
   }
   last_record = std::move(record);
 }
@@ -95,9 +162,11 @@ void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason
 }  // namespace
 
 void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::source_location loc) {
+  // Under the lock even when nothing is pending, so that the caller then reads the buffers an
+  // evaluation on another thread wrote.
+  std::lock_guard lock(evaluation_mutex);
   std::erase_if(roots, [](const ir::NodePtr& node) { return node->is_evaluated(); });
   if (roots.empty()) return;
-  std::lock_guard lock(evaluation_mutex);
   ir::Graph graph = ir::Graph::collect(roots);
   roots.clear();  // the graph's outputs hold them now
   run(graph, results_to_keep(graph), reason, loc);
@@ -117,6 +186,17 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
     if (keep[i] && !graph.nodes[i]->is_evaluated()) graph.outputs.push_back(graph.nodes[i]);
   }
   run(graph, keep, reason, loc);
+}
+
+bool is_computed(const ir::NodePtr& node) {
+  std::lock_guard lock(evaluation_mutex);
+  return node->is_evaluated();
+}
+
+std::string describe_pending(std::vector<ir::NodePtr> roots,
+                             std::string (*describe)(const ir::Graph&)) {
+  std::lock_guard lock(evaluation_mutex);
+  return describe(ir::Graph::collect(roots));
 }
 
 }  // namespace lz::frontend

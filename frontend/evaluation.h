@@ -2,9 +2,10 @@
 #pragma once
 
 #include <source_location>
+#include <string>
 #include <vector>
 
-#include "ir/node.h"
+#include "ir/graph.h"
 #include "lazuli/inspect.h"
 
 namespace lz::frontend {
@@ -15,5 +16,12 @@ void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::sour
 
 /// Computes every pending node that is still reachable.
 void evaluate_all(EvaluationReason reason, std::source_location loc);
+
+/// Whether `node` has been computed, consistently with evaluations on other threads.
+bool is_computed(const ir::NodePtr& node);
+
+/// `describe` of the pending graph behind `roots`, while no evaluation is rewriting it.
+std::string describe_pending(std::vector<ir::NodePtr> roots,
+                             std::string (*describe)(const ir::Graph&));
 
 }  // namespace lz::frontend

@@ -30,7 +30,7 @@ Tensor softmax(const Tensor& x, int axis, std::source_location loc) {
 Tensor log_softmax(const Tensor& x, int axis, std::source_location loc) {
   const ir::NodePtr& node = frontend::node_of(x, "log_softmax");
   const int64_t normalized = ir::normalize_axis("log_softmax", axis, node->shape);
-  if (node->shape[normalized] == 0) return exp(x, loc);
+  if (node->shape[normalized] == 0) return exp(x, loc);  // empty in, empty (floating) out
   const Tensor shifted = shifted_by_max(x, normalized, loc);
   const Tensor total = sum(exp(shifted, loc), {static_cast<int>(normalized)}, true, loc);
   return frontend::record(

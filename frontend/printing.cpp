@@ -28,7 +28,7 @@ std::string format_element(const runtime::Buffer& buffer, int64_t index) {
       const bool single = buffer.dtype() == DType::Float32;
       const double value = single ? buffer.data_as<float>()[index] : buffer.data_as<double>()[index];
       if (std::isnan(value)) return "nan";  // printf may say "-nan"; the sign of a NaN means nothing
-      std::snprintf(text, sizeof(text), single ? "%.6g" : "%.8g", value);
+      std::snprintf(text, sizeof(text), "%.8g", value);  // numpy prints 8 digits
       break;
     }
   }

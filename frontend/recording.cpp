@@ -45,21 +45,16 @@ Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc) {
 
 namespace {
 
-int64_t integer_limit(DType dtype, bool upper);
-
-void check_fits(std::string_view op, const std::string& shown, bool fits, DType dtype) {
-  if (!fits) {
-    throw Error("[" + std::string(op) + "] scalar " + shown + " does not fit " +
-                dtype_name(dtype) + ", whose values are " +
-                std::to_string(integer_limit(dtype, false)) + ".." +
-                std::to_string(integer_limit(dtype, true)));
-  }
-}
-
 int64_t integer_limit(DType dtype, bool upper) {
   if (dtype == int32) return upper ? INT32_MAX : INT32_MIN;
   if (dtype == bool_) return upper ? 1 : 0;
   return upper ? INT64_MAX : INT64_MIN;
+}
+
+[[noreturn]] void fail_does_not_fit(std::string_view op, const std::string& shown, DType dtype) {
+  throw Error("[" + std::string(op) + "] scalar " + shown + " does not fit " + dtype_name(dtype) +
+              ", whose values are " + std::to_string(integer_limit(dtype, false)) + ".." +
+              std::to_string(integer_limit(dtype, true)));
 }
 
 }  // namespace
@@ -74,27 +69,28 @@ ir::ScalarParam scalar_param(std::string_view op, double value, DType dtype) {
   if (!fits) {
     char shown[32];
     std::snprintf(shown, sizeof(shown), "%.17g", value);
-    check_fits(op, shown, false, dtype);
+    fail_does_not_fit(op, shown, dtype);
   }
   return ir::ScalarParam::of_integer(static_cast<int64_t>(truncated));
 }
 
 Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
               std::source_location loc) {
-  if (!value.exact) {  // only unsigned values above INT64_MAX, kept modulo 2^64 in `integer`
+  if (!value.exact && !is_floating(dtype)) {  // unsigned above INT64_MAX, kept modulo 2^64
     const std::string shown = std::to_string(static_cast<uint64_t>(value.integer));
     throw Error("[" + std::string(op) + "] scalar " + shown +
                 " does not fit int64, the widest integer dtype; pass it as a floating value");
   }
   ir::NodePtr node = make_node(ir::Op::Full, {}, loc);
   node->dtype = dtype;
-  if (value.category == ScalarOperand::Category::Floating) {
+  if (is_floating(dtype)) {
+    node->params[0] = ir::ScalarParam::of(value.floating);
+  } else if (value.category == ScalarOperand::Category::Floating) {
     node->params[0] = scalar_param(op, value.floating, dtype);
   } else {
-    check_fits(op, std::to_string(value.integer),
-               is_floating(dtype) || (value.integer >= integer_limit(dtype, false) &&
-                                      value.integer <= integer_limit(dtype, true)),
-               dtype);
+    const bool fits = value.integer >= integer_limit(dtype, false) &&
+                      value.integer <= integer_limit(dtype, true);
+    if (!fits) fail_does_not_fit(op, std::to_string(value.integer), dtype);
     node->params[0] = ir::ScalarParam::of_integer(value.integer);
   }
   return record(std::move(node));

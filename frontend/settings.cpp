@@ -26,6 +26,8 @@ struct SettingsStore {
   SettingsStore() {
     settings.log_level = parse_log_level(std::getenv("LZ_LOG"));
     if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
+    if (const char* fusion = std::getenv("LZ_FUSION")) settings.fusion = std::string_view(fusion) != "0";
+    if (const char* off = std::getenv("LZ_PASSES_OFF")) settings.disabled_passes = off;
   }
 };
 
@@ -53,6 +55,16 @@ void set_log_level(LogLevel level) {
 void set_dump_directory(const std::string& directory) {
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.dump_directory = directory;
+}
+
+void set_fusion(bool enabled) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.fusion = enabled;
+}
+
+void set_disabled_passes(const std::string& comma_separated_names) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.disabled_passes = comma_separated_names;
 }
 
 }  // namespace lz

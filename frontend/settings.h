@@ -1,15 +1,18 @@
-// The environment settings (LZ_LOG, LZ_DUMP), read once, each with an API override.
+// The environment settings (LZ_LOG, LZ_DUMP, LZ_FUSION, LZ_PASSES_OFF), read once, each with an
+// API override (include/lazuli/settings.h).
 #pragma once
 
 #include <string>
 
-#include "lazuli/inspect.h"
+#include "lazuli/settings.h"
 
 namespace lz::frontend {
 
 struct Settings {
   LogLevel log_level = LogLevel::Off;  // LZ_LOG=info|debug
   std::string dump_directory;          // LZ_DUMP=dir; empty: no dumps
+  bool fusion = true;                  // LZ_FUSION=0: off
+  std::string disabled_passes;         // LZ_PASSES_OFF=name,name
 };
 
 /// A copy of the current settings (safe to call from any thread).

@@ -9,15 +9,6 @@
 namespace lz {
 namespace {
 
-template <class T>
-const char* cpp_type_name() {
-  if constexpr (std::is_same_v<T, float>) return "float";
-  else if constexpr (std::is_same_v<T, double>) return "double";
-  else if constexpr (std::is_same_v<T, int32_t>) return "int32_t";
-  else if constexpr (std::is_same_v<T, int64_t>) return "int64_t";
-  else return "bool";
-}
-
 const char* cpp_type_name(DType dtype) {
   switch (dtype) {
     case DType::Float32: return "float";
@@ -34,7 +25,7 @@ template <class T>
 void check_read_type(std::string_view op, const ir::Node& node) {
   if (node.dtype != dtype_of<T>()) {
     throw Error("[" + std::string(op) + "] tensor of shape " + shape_string(node.shape) + " is " +
-                dtype_name(node.dtype) + " but " + std::string(op) + "<" + cpp_type_name<T>() +
+                dtype_name(node.dtype) + " but " + std::string(op) + "<" + cpp_type_name(dtype_of<T>()) +
                 "> was called; use " + std::string(op) + "<" + cpp_type_name(node.dtype) +
                 "> or astype(" + dtype_name(dtype_of<T>()) + ") first");
   }
@@ -51,7 +42,7 @@ const runtime::Buffer& computed(const Tensor& tensor, EvaluationReason reason,
 
 Tensor::Tensor(std::shared_ptr<ir::Node> node) : node_(std::move(node)) {}
 
-const Shape& Tensor::shape() const { return frontend::node_of(*this, "shape")->shape; }
+Shape Tensor::shape() const { return frontend::node_of(*this, "shape")->shape; }
 DType Tensor::dtype() const { return frontend::node_of(*this, "dtype")->dtype; }
 Device Tensor::device() const {
   frontend::node_of(*this, "device");
@@ -60,7 +51,7 @@ Device Tensor::device() const {
 int64_t Tensor::size() const { return frontend::node_of(*this, "size")->size(); }
 int Tensor::ndim() const { return frontend::node_of(*this, "ndim")->ndim(); }
 
-template <class T>
+template <Element T>
 T Tensor::item(std::source_location loc) const {
   const ir::Node& node = *frontend::node_of(*this, "item");
   if (node.size() != 1) {
@@ -72,7 +63,7 @@ T Tensor::item(std::source_location loc) const {
   return computed(*this, EvaluationReason::Item, loc).data_as<T>()[0];
 }
 
-template <class T>
+template <Element T>
 std::vector<T> Tensor::to_vector(std::source_location loc) const {
   const ir::Node& node = *frontend::node_of(*this, "to_vector");
   check_read_type<T>("to_vector", node);
@@ -101,10 +92,6 @@ void Tensor::eval_async(std::source_location loc) const {
   frontend::evaluate({frontend::node_of(*this, "eval_async")}, EvaluationReason::EvalAsync, loc);
 }
 
-bool Tensor::is_ready() const { return frontend::node_of(*this, "is_ready")->is_evaluated(); }
-
-std::string Device::name() const { return "cpu"; }
-
-Device default_device() { return Device::cpu(); }
+bool Tensor::is_ready() const { return frontend::is_computed(frontend::node_of(*this, "is_ready")); }
 
 }  // namespace lz

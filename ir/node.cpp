@@ -5,28 +5,30 @@
 namespace lz::ir {
 namespace {
 
-// Nodes whose destruction was deferred by ~Node, and whether a ~Node further up this thread's
-// stack is already draining them.
-thread_local std::vector<NodePtr> deferred_releases;
-thread_local bool draining_releases = false;
+// The inputs whose release an outer ~Node on this thread's stack has taken over, or null when no
+// ~Node is running. A plain pointer (to a vector on that ~Node's stack) because a thread_local
+// with a destructor would be gone before static tensors are destroyed at exit.
+thread_local std::vector<NodePtr>* deferred_releases = nullptr;
 
 }  // namespace
 
 Node::~Node() {
   if (pending) PendingList::global().remove(this);
   // Releasing inputs directly would recurse once per node of a chain and overflow the stack on
-  // deep graphs. Instead the inputs are parked, and only the outermost ~Node releases them, one
-  // at a time, so the depth never exceeds two destructors.
-  for (NodePtr& input : inputs) deferred_releases.push_back(std::move(input));
-  inputs.clear();
-  if (draining_releases) return;
-  draining_releases = true;
-  while (!deferred_releases.empty()) {
-    NodePtr last = std::move(deferred_releases.back());
-    deferred_releases.pop_back();
+  // deep graphs. Instead nested ~Node calls park their inputs with the outermost one, which
+  // releases them one at a time, so the depth never exceeds two destructors.
+  if (deferred_releases != nullptr) {
+    for (NodePtr& input : inputs) deferred_releases->push_back(std::move(input));
+    return;
+  }
+  std::vector<NodePtr> parked = std::move(inputs);
+  deferred_releases = &parked;
+  while (!parked.empty()) {
+    NodePtr last = std::move(parked.back());
+    parked.pop_back();
     last.reset();
   }
-  draining_releases = false;
+  deferred_releases = nullptr;
 }
 
 void Node::become_data(std::shared_ptr<runtime::Buffer> result) {

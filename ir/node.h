@@ -24,9 +24,6 @@ struct ScalarParam {
 
   static ScalarParam of(double value) { return {value, 0}; }
   static ScalarParam of_integer(int64_t value) { return {static_cast<double>(value), value}; }
-  double as_double(DType dtype) const {
-    return is_floating(dtype) ? floating : static_cast<double>(integer);
-  }
   friend bool operator==(const ScalarParam&, const ScalarParam&) = default;
 };
 

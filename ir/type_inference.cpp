@@ -40,7 +40,7 @@ void check_dimensions(std::string_view op, const Shape& shape) {
   check_element_count(op, shape);
 }
 
-const char* floating_only_hint = "; convert with astype(float32) first";
+constexpr char kFloatingOnlyHint[] = "; convert with astype(float32) first";
 
 void check_not_bool(std::string_view op, DType dtype) {
   if (dtype == bool_) fail(op, "is not defined for bool operands; convert with astype first");
@@ -85,7 +85,7 @@ TensorType infer_unary(const Node& node) {
     default:
       if (!is_floating(x.dtype)) {
         fail(op, std::string("needs a floating operand, got ") + dtype_name(x.dtype) +
-                     floating_only_hint);
+                     kFloatingOnlyHint);
       }
       return {x.dtype, x.shape};
   }
@@ -105,7 +105,7 @@ TensorType infer_binary(const Node& node) {
     case Op::Div:
       if (!is_floating(a.dtype)) {
         fail(op, std::string("needs floating operands, got ") + dtype_name(a.dtype) +
-                     floating_only_hint);
+                     kFloatingOnlyHint);
       }
       break;
     case Op::Add:
@@ -371,14 +371,16 @@ TensorType infer_type(const Node& node) {
 }
 
 void check_element_count(std::string_view op, const Shape& shape) {
+  // 2^60 elements of the widest dtype (8 bytes) still count their bytes in an int64.
+  constexpr int64_t kMaxElements = int64_t{1} << 60;
   int64_t count = 1;
   bool overflow = false;
   for (int64_t dim : shape) {
     if (dim == 0) return;  // zero elements, however large the other dimensions
-    overflow = overflow || __builtin_mul_overflow(count, dim, &count);
+    overflow = overflow || __builtin_mul_overflow(count, dim, &count) || count > kMaxElements;
   }
   if (overflow) {
-    fail(op, "shape " + shape_string(shape) + " has more elements than fit in int64");
+    fail(op, "shape " + shape_string(shape) + " has more than 2^60 elements, more than any buffer");
   }
 }
 

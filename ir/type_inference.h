@@ -33,7 +33,7 @@ TensorType infer_type(const Node& node);
 /// numpy broadcasting of two shapes; throws "[op] shapes (3,4) and (5) cannot be broadcast ...".
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
 
-/// Throws "[op] shape (...) has more elements than fit in int64" when the product overflows.
+/// Throws "[op] shape (...) has more than 2^60 elements" (so a byte count always fits int64).
 /// Dimensions must already be non-negative.
 void check_element_count(std::string_view op, const Shape& shape);
 

@@ -5,7 +5,6 @@
 #include "ir/printer.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
 
 namespace lz::ir {
 namespace {
@@ -15,19 +14,6 @@ namespace {
 // "%4 (add)"
 std::string describe(int64_t position, const Node& node) {
   return "%" + std::to_string(position) + " (" + std::string(op_name(node.op)) + ")";
-}
-
-void check_buffer(int64_t position, const Node& node) {
-  const runtime::Buffer& buffer = *node.buffer;
-  if (buffer.dtype() != node.dtype) {
-    fail(describe(position, node) + " is " + type_text(node.dtype, node.shape) +
-         " but its buffer holds " + dtype_short_name(buffer.dtype()) + " elements");
-  }
-  if (buffer.size() != node.size()) {
-    fail(describe(position, node) + " is " + type_text(node.dtype, node.shape) + " (" +
-         std::to_string(node.size()) + " elements) but its buffer holds " +
-         std::to_string(buffer.size()) + " elements");
-  }
 }
 
 }  // namespace
@@ -80,7 +66,6 @@ void verify(const Graph& graph) {
       fail(name() + " is recorded as " + type_text(node.dtype, node.shape) +
            " but its inputs give " + type_text(inferred.dtype, inferred.shape));
     }
-    if (node.buffer != nullptr) check_buffer(position, node);
   }
 
   for (size_t k = 0; k < graph.outputs.size(); ++k) {

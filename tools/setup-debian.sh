@@ -10,7 +10,9 @@ packages=(
   libgtest-dev     # GoogleTest
   libgmock-dev
   libbenchmark-dev # Google Benchmark
+  libboost-graph-dev # Boost.Graph (header-only): the scheduler's kernel DAG
   graphviz         # `dot`, to check the IR's DOT export
+  llvm-14-tools    # FileCheck, for the IR tests of the passes
   ccache           # faster rebuilds
 )
 

@@ -1,4 +1,5 @@
-// Looking inside: the IR behind tensors, why evaluations happened, and the dump/log settings.
+// Looking inside: the IR behind tensors and why evaluations happened (dumps and logs are set in
+// lazuli/settings.h).
 #pragma once
 
 #include <cstdint>
@@ -24,16 +25,11 @@ struct EvaluationRecord {
   uint64_t number = 0;          // 1 for the first evaluation of the process
   EvaluationReason reason{};    // the blocking point that forced it
   std::string location;         // "file:line" of the user's call that blocked
-  int64_t nodes = 0;            // nodes computed
+  int64_t nodes = 0;            // recorded nodes computed
+  int64_t kernels = 0;          // kernels launched for them
   double milliseconds = 0;      // wall time of the evaluation
 };
 /// The most recent evaluation; number == 0 if there was none.
 EvaluationRecord last_evaluation();
-
-enum class LogLevel { Off, Info, Debug };
-/// Overrides LZ_LOG: Info prints one line per evaluation to stderr.
-void set_log_level(LogLevel level);
-/// Overrides LZ_DUMP: each evaluation writes its IR text and DOT into `directory` (empty: off).
-void set_dump_directory(const std::string& directory);
 
 }  // namespace lz

@@ -5,4 +5,6 @@
 #include "lazuli/dtype.h"
 #include "lazuli/error.h"
 #include "lazuli/inspect.h"
+#include "lazuli/settings.h"
+#include "lazuli/stats.h"
 #include "lazuli/tensor.h"

@@ -23,6 +23,12 @@ struct Node;
 template <class T>
 concept Number = std::is_arithmetic_v<T>;
 
+/// The C++ types of tensor elements: float, double, int32_t, int64_t, bool.
+template <class T>
+concept Element = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                  std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
+                  std::is_same_v<T, bool>;
+
 /// A C++ number kept with its category, which decides the result dtype as in PyTorch: a scalar
 /// never widens a tensor of its own category (float32 * 2.0 stays float32), but an int tensor times
 /// 2.5 becomes float32. int64 values are kept exactly.
@@ -57,6 +63,7 @@ struct ScalarOperand {
 class Tensor;
 
 /// A tensor operand together with the place in the user's code that wrote the expression.
+/// A parameter type only: it refers to its tensor without owning it.
 /// Operators take their left tensor through this type so that errors and IR dumps point at the
 /// user's line (operators cannot have a defaulted std::source_location parameter of their own).
 struct Traced {
@@ -67,7 +74,8 @@ struct Traced {
   std::source_location where;
 };
 
-/// Either a tensor or a C++ number: the right-hand side of a binary op.
+/// Either a tensor or a C++ number: the right-hand side of a binary op. A parameter type only:
+/// it refers to its tensor without owning it.
 class Operand {
  public:
   Operand(const Tensor& tensor) : tensor_(&tensor) {}  // NOLINT(google-explicit-constructor)
@@ -91,7 +99,7 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(std::shared_ptr<ir::Node> node);
 
-  const Shape& shape() const;
+  Shape shape() const;
   DType dtype() const;
   Device device() const;
   /// Number of elements.
@@ -101,10 +109,10 @@ class Tensor {
   bool defined() const { return node_ != nullptr; }
 
   /// Blocks until the value is computed and returns the only element. T must match dtype().
-  template <class T>
+  template <Element T>
   T item(LZ_HERE) const;
   /// Blocks until the value is computed and returns all elements in row-major order.
-  template <class T>
+  template <Element T>
   std::vector<T> to_vector(LZ_HERE) const;
   /// Blocks until this tensor (and only what it needs) is computed.
   void wait_to_read(LZ_HERE) const;
@@ -136,7 +144,8 @@ LZ_DECLARE_READ(bool)
 // ---- Creation --------------------------------------------------------------------------------
 
 /// A tensor holding a copy of `data` (row-major) with the given shape.
-template <class T>
+template <Element T>
+  requires(!std::is_same_v<T, bool>)
 Tensor from_vector(const std::vector<T>& data, Shape shape, Device device = default_device(),
                    LZ_HERE);
 extern template Tensor from_vector(const std::vector<float>&, Shape, Device, std::source_location);
@@ -196,6 +205,8 @@ Tensor relu(const Tensor& x, LZ_HERE);
 Tensor abs(const Tensor& x, LZ_HERE);
 Tensor square(const Tensor& x, LZ_HERE);
 
+/// base ** exponent. An integer base with a negative number as exponent is an error; with a
+/// tensor exponent, negative powers of integers give 0 (1 for base 1, +-1 for base -1).
 Tensor pow(const Tensor& base, const Operand& exponent, LZ_HERE);
 Tensor pow(ScalarOperand base, const Tensor& exponent, LZ_HERE);
 /// Elementwise maximum; NaN wins, as in numpy.
@@ -253,3 +264,5 @@ void waitall(LZ_HERE);
 std::ostream& operator<<(std::ostream& out, const Tensor& x);
 
 }  // namespace lz
+
+#undef LZ_HERE

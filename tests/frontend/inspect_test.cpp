@@ -49,19 +49,25 @@ TEST(InspectTest, DumpDirectoryGetsIrAndDotPerEvaluation) {
   EXPECT_NE(ir.find("sum("), std::string::npos) << ir;
   EXPECT_NE(ir.find("item at "), std::string::npos) << ir;
   EXPECT_NE(read_file(directory / (std::string(name) + ".dot")).find("digraph"), std::string::npos);
+  // And the context after each pass, numbered in pipeline order.
+  const std::string after_fuse = read_file(directory / name / "0005.after_fuse.lzir");
+  EXPECT_NE(after_fuse.find("kernel 0"), std::string::npos) << after_fuse;
+  EXPECT_NE(read_file(directory / name / "0000.input.lzir").find("sum("), std::string::npos);
   std::filesystem::remove_all(directory);
 }
 
 TEST(InspectTest, InfoLogPrintsOneLinePerEvaluation) {
   lz::set_log_level(lz::LogLevel::Info);
+  const lz::Tensor x = lz::arange(0, 3);
+  x.wait_to_read();
   ::testing::internal::CaptureStderr();
-  (lz::ones({3}) * 2).wait_to_read();
+  (x * 2).wait_to_read();
   const std::string log = ::testing::internal::GetCapturedStderr();
   lz::set_log_level(lz::LogLevel::Off);
   EXPECT_NE(log.find("[lazuli] evaluation "), std::string::npos) << log;
   EXPECT_NE(log.find("wait_to_read at "), std::string::npos) << log;
   EXPECT_NE(log.find("inspect_test.cpp:"), std::string::npos) << log;
-  EXPECT_NE(log.find("3 nodes"), std::string::npos) << "ones, full(2), mul: " << log;
+  EXPECT_NE(log.find("nodes=2 kernels=1"), std::string::npos) << "full(2), mul: " << log;
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
 }
 

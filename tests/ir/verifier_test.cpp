@@ -116,19 +116,5 @@ TEST(VerifierTest, RejectsANodeThatDoesNotTypeCheck) {
             "dimension 0 is 3 vs 4 (each pair must be equal or one of them 1)");
 }
 
-TEST(VerifierTest, RejectsABufferOfAnotherDtype) {
-  const NodePtr x = data(float32, {3, 4});
-  x->buffer = runtime::Buffer::allocate(int32, 12);
-  EXPECT_EQ(verify_error(graph_with({x}, {x})),
-            "[verify] %0 (data) is f32[3,4] but its buffer holds i32 elements");
-}
-
-TEST(VerifierTest, RejectsABufferOfAnotherSize) {
-  const NodePtr x = data(float32, {3, 4});
-  x->buffer = runtime::Buffer::allocate(float32, 10);
-  EXPECT_EQ(verify_error(graph_with({x}, {x})),
-            "[verify] %0 (data) is f32[3,4] (12 elements) but its buffer holds 10 elements");
-}
-
 }  // namespace
 }  // namespace lz::ir

@@ -1,0 +1,25 @@
+// Settings: each has an environment variable, read once at start-up, and a function that
+// overrides it for the rest of the process.
+#pragma once
+
+#include <string>
+
+namespace lz {
+
+enum class LogLevel { Off, Info, Debug };
+/// LZ_LOG=info|debug. Info prints one line per evaluation to stderr (why, where, nodes, kernels,
+/// time); Debug adds the time of each pass.
+void set_log_level(LogLevel level);
+
+/// LZ_DUMP=dir. Each evaluation writes its recorded IR (NNNN.<reason>.lzir and .dot) and, in
+/// the folder NNNN.<reason>/, the IR after each pass (0003.after_fuse.lzir). Empty: off.
+void set_dump_directory(const std::string& directory);
+
+/// LZ_FUSION=0 turns fusion off: one kernel per op, for fused-versus-unfused comparisons.
+void set_fusion(bool enabled);
+
+/// LZ_PASSES_OFF=cse,simplify: passes to skip, by name (see passes/pass.h). Unknown names are
+/// rejected with lz::Error at the next evaluation.
+void set_disabled_passes(const std::string& comma_separated_names);
+
+}  // namespace lz

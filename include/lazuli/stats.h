@@ -1,0 +1,22 @@
+// Counters of what lazuli did, for tests, benchmarks and the log.
+#pragma once
+
+#include <cstdint>
+
+namespace lz {
+
+/// Counts since the start of the process or the last reset_stats().
+struct Stats {
+  int64_t evaluations = 0;       // forced evaluations of the pending graph
+  int64_t nodes_evaluated = 0;   // recorded nodes computed by them
+  int64_t kernels_launched = 0;  // kernels run (one per op with fusion off)
+  int64_t kernels_compiled = 0;  // kernels compiled (0 until a JIT exists)
+  int64_t cache_hits = 0;        // kernel cache lookups that found a compiled kernel
+  int64_t cache_misses = 0;      // and those that did not
+  int64_t bytes_allocated = 0;   // bytes of tensor buffers allocated
+};
+
+Stats stats();
+void reset_stats();
+
+}  // namespace lz

@@ -1,0 +1,34 @@
+#include "ir/clone.h"
+
+namespace lz::ir {
+
+Graph clone_graph(const Graph& graph) {
+  const auto index = graph.index();
+  Graph copy;
+  copy.nodes.reserve(graph.nodes.size());
+  for (const NodePtr& original : graph.nodes) {
+    auto node = std::make_shared<Node>();
+    node->op = original->op;
+    node->dtype = original->dtype;
+    node->keepdims = original->keepdims;
+    node->shape = original->shape;
+    node->axes = original->axes;
+    node->starts = original->starts;
+    node->steps = original->steps;
+    node->params[0] = original->params[0];
+    node->params[1] = original->params[1];
+    node->seed = original->seed;
+    node->location = original->location;
+    node->buffer = original->buffer;
+    node->inputs.reserve(original->inputs.size());
+    for (const NodePtr& input : original->inputs) {
+      node->inputs.push_back(copy.nodes[index.at(input.get())]);
+    }
+    copy.nodes.push_back(std::move(node));
+  }
+  copy.outputs.reserve(graph.outputs.size());
+  for (const NodePtr& output : graph.outputs) copy.outputs.push_back(copy.nodes[index.at(output.get())]);
+  return copy;
+}
+
+}  // namespace lz::ir

@@ -1,0 +1,13 @@
+// A private copy of a graph, for passes to rewrite without touching the nodes users hold.
+#pragma once
+
+#include "ir/graph.h"
+
+namespace lz::ir {
+
+/// Copies every node of `graph` (evaluated leaves share their buffer, not a copy of it). The
+/// copy's outputs are the copies of graph.outputs, in the same positions, so results computed for
+/// the copy can be handed back to the original nodes by position.
+Graph clone_graph(const Graph& graph);
+
+}  // namespace lz::ir

@@ -1,0 +1,84 @@
+#include "passes/constant_folding.h"
+
+#include <memory>
+#include <vector>
+
+#include "lazuli/error.h"
+#include "runtime/buffer.h"
+#include "runtime/interpreter.h"
+
+namespace lz::passes::detail {
+namespace {
+
+/// The single element of `buffer` in the form a `full` of that dtype takes as its value.
+ir::ScalarParam element_of(const runtime::Buffer& buffer) {
+  switch (buffer.dtype()) {
+    case DType::Float32: return ir::ScalarParam::of(static_cast<double>(*buffer.data_as<float>()));
+    case DType::Float64: return ir::ScalarParam::of(*buffer.data_as<double>());
+    case DType::Int32: return ir::ScalarParam::of_integer(*buffer.data_as<int32_t>());
+    case DType::Int64: return ir::ScalarParam::of_integer(*buffer.data_as<int64_t>());
+    case DType::Bool: break;
+  }
+  return ir::ScalarParam::of_integer(*buffer.data_as<bool>() ? 1 : 0);
+}
+
+/// A 0-d copy of a constant: folding works on one element, whatever the constants' shapes.
+ir::NodePtr scalar_copy(const ir::Node& full) {
+  auto copy = std::make_shared<ir::Node>();
+  copy->op = ir::Op::Full;
+  copy->dtype = full.dtype;
+  copy->params[0] = full.params[0];
+  return copy;
+}
+
+}  // namespace
+
+bool is_constant(const ir::Node& node) { return node.op == ir::Op::Full && !node.is_evaluated(); }
+
+ir::ScalarParam constant_value(const ir::Node& full) {
+  return element_of(*runtime::interpret_node(*scalar_copy(full), {}));
+}
+
+std::optional<ir::ScalarParam> fold_elementwise(const ir::Node& node) {
+  // Elementwise ops compute each element from the inputs' elements at the same index alone, so
+  // the value over constants of any shape is the value over their 0-d copies.
+  ir::Node scalar;
+  scalar.op = node.op;
+  scalar.dtype = node.dtype;
+  std::vector<std::shared_ptr<runtime::Buffer>> buffers;
+  std::vector<const runtime::Buffer*> views;
+  for (const ir::NodePtr& input : node.inputs) {
+    scalar.inputs.push_back(scalar_copy(*input));
+    buffers.push_back(runtime::interpret_node(*scalar.inputs.back(), {}));
+    views.push_back(buffers.back().get());
+  }
+  try {
+    return element_of(*runtime::interpret_node(scalar, views));
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
+void become_full(ir::Node& node, ir::ScalarParam value) {
+  node.op = ir::Op::Full;
+  node.inputs.clear();
+  node.keepdims = false;
+  node.axes.clear();
+  node.starts.clear();
+  node.steps.clear();
+  node.params[0] = value;
+  node.params[1] = {};
+  node.seed = 0;
+}
+
+ir::NodePtr make_scalar_constant(DType dtype, ir::ScalarParam value,
+                                 const std::source_location& location) {
+  auto node = std::make_shared<ir::Node>();
+  node->op = ir::Op::Full;
+  node->dtype = dtype;
+  node->params[0] = value;
+  node->location = location;
+  return node;
+}
+
+}  // namespace lz::passes::detail

@@ -1,0 +1,42 @@
+// What fusion decides: which nodes compute together in one kernel, and why others do not.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/node.h"
+
+namespace lz::passes {
+
+/// A group of nodes computed by one kernel launch.
+struct Kernel {
+  int id = 0;
+  /// Nodes computed inside, inputs before consumers (a subsequence of the graph's order).
+  std::vector<ir::NodePtr> nodes;
+  /// Values the kernel reads from outside: data leaves and other kernels' outputs.
+  std::vector<ir::NodePtr> inputs;
+  /// Values the kernel writes out: those read by later kernels or asked for as graph outputs.
+  /// Every other node of the kernel lives only inside it.
+  std::vector<ir::NodePtr> outputs;
+};
+
+/// A producer -> consumer edge that fusion did not merge, and why ("consumer is a reduction over
+/// a different axis"). Dumps print these next to the kernel boundary.
+struct FusionRefusal {
+  ir::NodePtr producer;
+  ir::NodePtr consumer;
+  std::string reason;
+};
+
+struct FusionPlan {
+  /// Kernels in an order where every kernel comes after those whose outputs it reads.
+  std::vector<Kernel> kernels;
+  std::vector<FusionRefusal> refusals;
+};
+
+/// The plan as text: each kernel with its nodes (ir/printer.h format, graph numbering), inputs
+/// and outputs, and after it the refusals that end it (`# not fused: ...`).
+std::string print_fusion_plan(const FusionPlan& plan, const ir::Graph& graph);
+
+}  // namespace lz::passes

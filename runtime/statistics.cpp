@@ -1,0 +1,33 @@
+#include "runtime/statistics.h"
+
+#include "lazuli/stats.h"
+
+namespace lz {
+namespace runtime {
+
+Counters& counters() {
+  static Counters instance;
+  return instance;
+}
+
+}  // namespace runtime
+
+Stats stats() {
+  const runtime::Counters& c = runtime::counters();
+  constexpr auto relaxed = std::memory_order_relaxed;
+  return {c.evaluations.load(relaxed),      c.nodes_evaluated.load(relaxed),
+          c.kernels_launched.load(relaxed), c.kernels_compiled.load(relaxed),
+          c.cache_hits.load(relaxed),       c.cache_misses.load(relaxed),
+          c.bytes_allocated.load(relaxed)};
+}
+
+void reset_stats() {
+  runtime::Counters& c = runtime::counters();
+  for (std::atomic<int64_t>* counter :
+       {&c.evaluations, &c.nodes_evaluated, &c.kernels_launched, &c.kernels_compiled,
+        &c.cache_hits, &c.cache_misses, &c.bytes_allocated}) {
+    counter->store(0, std::memory_order_relaxed);
+  }
+}
+
+}  // namespace lz

@@ -1,0 +1,22 @@
+// The counters behind lz::stats(), updated by whichever part of lazuli does the counted work.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace lz::runtime {
+
+struct Counters {
+  std::atomic<int64_t> evaluations{0};
+  std::atomic<int64_t> nodes_evaluated{0};
+  std::atomic<int64_t> kernels_launched{0};
+  std::atomic<int64_t> kernels_compiled{0};
+  std::atomic<int64_t> cache_hits{0};
+  std::atomic<int64_t> cache_misses{0};
+  std::atomic<int64_t> bytes_allocated{0};
+};
+
+/// The process-wide counters (relaxed atomics: they are statistics, not synchronization).
+Counters& counters();
+
+}  // namespace lz::runtime

@@ -1,0 +1,82 @@
+// Fusion seen from the user's side: how many kernels an evaluation launches (lz::stats()).
+#include <gtest/gtest.h>
+
+#include <lazuli/lazuli.h>
+
+namespace {
+
+class KernelCountTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    lz::waitall();
+    lz::set_fusion(true);
+    lz::reset_stats();
+  }
+  void TearDown() override { lz::set_fusion(true); }
+
+  const lz::Tensor a = lz::random_uniform({64, 32}, 1);
+  const lz::Tensor b = lz::random_uniform({64, 32}, 2);
+  const lz::Tensor c = lz::random_uniform({64, 32}, 3);
+
+  /// Evaluates `result` and returns the kernels it took. Its inputs must already be computed.
+  int64_t kernels_for(const lz::Tensor& result) {
+    lz::reset_stats();
+    result.wait_to_read();
+    return lz::stats().kernels_launched;
+  }
+};
+
+TEST_F(KernelCountTest, ChainOfSevenElementwiseOpsIsOneKernel) {
+  a.wait_to_read(), b.wait_to_read(), c.wait_to_read();
+  const lz::Tensor result = ((a * b + c) * a - b) * 0.5 + c * c;
+  EXPECT_EQ(kernels_for(result), 1);
+}
+
+TEST_F(KernelCountTest, ChainWithFusionOffIsOneKernelPerOp) {
+  a.wait_to_read(), b.wait_to_read(), c.wait_to_read();
+  lz::set_fusion(false);
+  const lz::Tensor result = ((a * b + c) * a - b) * 0.5 + c * c;
+  // mul add mul sub full(0.5) mul mul add: eight recorded nodes, eight launches.
+  EXPECT_EQ(kernels_for(result), 8);
+}
+
+TEST_F(KernelCountTest, BroadcastingChainIsStillOneKernel) {
+  const lz::Tensor row = lz::random_uniform({32}, 4);
+  const lz::Tensor column = lz::random_uniform({64, 1}, 5);
+  a.wait_to_read(), row.wait_to_read(), column.wait_to_read();
+  EXPECT_EQ(kernels_for(lz::exp(a * row - column) + row), 1);
+}
+
+TEST_F(KernelCountTest, ReductionAbsorbsItsElementwiseProducers) {
+  a.wait_to_read(), b.wait_to_read(), c.wait_to_read();
+  EXPECT_EQ(kernels_for(lz::sum(a * b + c)), 1);
+}
+
+TEST_F(KernelCountTest, SoftmaxOverTheLastAxisIsAtMostTwoKernels) {
+  a.wait_to_read();
+  EXPECT_LE(kernels_for(lz::softmax(a, -1)), 2);
+}
+
+TEST_F(KernelCountTest, FusedResultsEqualUnfusedResults) {
+  const lz::Tensor fused = lz::softmax(a * b + c, 0);
+  const std::vector<float> fused_values = fused.to_vector<float>();
+  lz::set_fusion(false);
+  const lz::Tensor unfused = lz::softmax(a * b + c, 0);
+  EXPECT_EQ(unfused.to_vector<float>(), fused_values) << "both are interpreted op by op";
+}
+
+TEST(StatsTest, CountsEvaluationsNodesAndBytes) {
+  lz::waitall();
+  lz::reset_stats();
+  const lz::Tensor x = lz::arange(0, 1000) * 2;  // arange, full, mul
+  x.wait_to_read();
+  const lz::Stats stats = lz::stats();
+  EXPECT_EQ(stats.evaluations, 1);
+  EXPECT_EQ(stats.nodes_evaluated, 3);
+  EXPECT_GE(stats.bytes_allocated, 1000 * 4) << "at least the float32 result";
+  EXPECT_EQ(stats.kernels_compiled, 0) << "no JIT yet";
+  lz::reset_stats();
+  EXPECT_EQ(lz::stats().evaluations, 0);
+}
+
+}  // namespace

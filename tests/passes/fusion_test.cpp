@@ -1,0 +1,628 @@
+// The "fuse" pass: kernel counts for each fusion rule, the reasons given where fusion stops, and
+// the invariants every plan must keep (checked independently of the pass for every test).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/parser.h"
+#include "ir/printer.h"
+#include "passes/fusion_plan.h"
+#include "passes/pass.h"
+
+namespace lz::passes {
+namespace {
+
+using ir::Graph;
+using ir::Node;
+using ir::NodePtr;
+using ir::Op;
+
+bool is_leaf(const Node& node) { return node.op == Op::Data || node.is_evaluated(); }
+
+// Checks what every plan must satisfy, from the graph's edges alone:
+// - each non-data node is in exactly one kernel, data leaves in none, kernel nodes in graph order;
+// - a kernel's inputs are exactly the values its nodes read from outside, each a data leaf or an
+//   output of an earlier kernel (so the kernel order respects dependencies);
+// - a kernel's outputs are exactly its nodes read by other kernels or asked for by the graph;
+// - every graph output is a data leaf or some kernel's output;
+// - the refusals are exactly the producer -> consumer edges crossing kernels, each with a reason;
+// - kernels stay within the bounds (a single node over the input bound cannot be split).
+void expect_valid_plan(const Graph& graph, const FusionPlan& plan, const PassOptions& options) {
+  const auto positions = graph.index();
+  const auto position = [&](const NodePtr& node) {
+    const auto found = positions.find(node.get());
+    EXPECT_NE(found, positions.end()) << "a plan names a node outside the graph";
+    return found == positions.end() ? int64_t{-1} : found->second;
+  };
+  std::vector<int> kernel_of(graph.nodes.size(), -1);
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    const Kernel& kernel = plan.kernels[k];
+    EXPECT_EQ(kernel.id, static_cast<int>(k));
+    EXPECT_FALSE(kernel.nodes.empty()) << "kernel " << k << " is empty";
+    int64_t previous = -1;
+    for (const NodePtr& node : kernel.nodes) {
+      const int64_t at = position(node);
+      if (at < 0) continue;
+      EXPECT_FALSE(is_leaf(*node)) << "data leaf %" << at << " is in kernel " << k;
+      EXPECT_EQ(kernel_of[at], -1)
+          << "%" << at << " is in kernels " << kernel_of[at] << " and " << k;
+      EXPECT_GT(at, previous) << "kernel " << k << " lists %" << at << " out of graph order";
+      kernel_of[at] = static_cast<int>(k);
+      previous = at;
+    }
+  }
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    if (!is_leaf(*graph.nodes[i])) {
+      EXPECT_GE(kernel_of[i], 0) << "%" << i << " is in no kernel";
+    }
+  }
+
+  std::set<int64_t> graph_outputs;
+  for (const NodePtr& output : graph.outputs) graph_outputs.insert(position(output));
+
+  std::set<std::pair<int64_t, int64_t>> crossing;
+  std::vector<std::set<int64_t>> expected_inputs(plan.kernels.size());
+  std::vector<std::set<int64_t>> expected_outputs(plan.kernels.size());
+  for (size_t c = 0; c < graph.nodes.size(); ++c) {
+    if (kernel_of[c] < 0) continue;
+    if (graph_outputs.count(static_cast<int64_t>(c))) expected_outputs[kernel_of[c]].insert(c);
+    for (const NodePtr& input : graph.nodes[c]->inputs) {
+      const int64_t p = position(input);
+      if (p < 0 || kernel_of[p] == kernel_of[c]) continue;
+      expected_inputs[kernel_of[c]].insert(p);
+      if (kernel_of[p] < 0) continue;
+      EXPECT_LT(kernel_of[p], kernel_of[c]) << "kernel " << kernel_of[c] << " reads %" << p
+                                            << " from the later kernel " << kernel_of[p];
+      crossing.insert({p, static_cast<int64_t>(c)});
+      expected_outputs[kernel_of[p]].insert(p);
+    }
+  }
+  for (size_t k = 0; k < plan.kernels.size(); ++k) {
+    const Kernel& kernel = plan.kernels[k];
+    std::set<int64_t> inputs;
+    for (const NodePtr& input : kernel.inputs) {
+      EXPECT_TRUE(inputs.insert(position(input)).second) << "kernel " << k << " repeats an input";
+    }
+    EXPECT_EQ(inputs, expected_inputs[k]) << "inputs of kernel " << k;
+    std::set<int64_t> outputs;
+    for (const NodePtr& output : kernel.outputs) {
+      EXPECT_TRUE(outputs.insert(position(output)).second)
+          << "kernel " << k << " repeats an output";
+    }
+    EXPECT_EQ(outputs, expected_outputs[k]) << "outputs of kernel " << k;
+    EXPECT_LE(kernel.nodes.size(), static_cast<size_t>(options.max_kernel_ops));
+    if (kernel.nodes.size() > 1) {
+      EXPECT_LE(kernel.inputs.size(), static_cast<size_t>(options.max_kernel_inputs));
+    }
+  }
+  for (const NodePtr& output : graph.outputs) {
+    const int64_t p = position(output);
+    if (p >= 0 && !is_leaf(*output)) {
+      EXPECT_TRUE(expected_outputs[kernel_of[p]].count(p)) << "graph output %" << p;
+    }
+  }
+
+  std::set<std::pair<int64_t, int64_t>> refused;
+  for (const FusionRefusal& refusal : plan.refusals) {
+    const std::pair edge{position(refusal.producer), position(refusal.consumer)};
+    EXPECT_TRUE(refused.insert(edge).second)
+        << "edge %" << edge.first << " -> %" << edge.second << " is refused twice";
+    EXPECT_FALSE(refusal.reason.empty());
+  }
+  EXPECT_EQ(refused, crossing) << "every edge between kernels needs exactly one refusal";
+}
+
+FusionPlan fuse(const Graph& graph, const PassOptions& options = {}) {
+  PassContext context(graph, options);
+  make_pass("fuse")->run(context);
+  EXPECT_NE(context.fusion, nullptr);
+  if (context.fusion == nullptr) return {};
+  expect_valid_plan(context.graph, *context.fusion, options);
+  return std::move(*context.fusion);
+}
+
+Graph parse(std::string_view text) { return ir::parse_graph(text).graph; }
+
+// Graph positions of some nodes, to compare with hand-written expectations.
+std::vector<int64_t> positions_of(const Graph& graph, const std::vector<NodePtr>& nodes) {
+  const auto positions = graph.index();
+  std::vector<int64_t> result;
+  for (const NodePtr& node : nodes) result.push_back(positions.at(node.get()));
+  return result;
+}
+
+// The reason given for the edge %producer -> %consumer, or "" if it was not refused.
+std::string reason_for(const Graph& graph, const FusionPlan& plan, int64_t producer,
+                       int64_t consumer) {
+  for (const FusionRefusal& refusal : plan.refusals) {
+    if (refusal.producer == graph.nodes[producer] && refusal.consumer == graph.nodes[consumer]) {
+      return refusal.reason;
+    }
+  }
+  return "";
+}
+
+constexpr std::string_view kSoftmax = R"(
+  %x = data() : f32[8,16]
+  %max = max(%x) {axes=[1], keepdims=true} : f32[8,1]
+  %shifted = sub(%x, %max) : f32[8,16]
+  %e = exp(%shifted) : f32[8,16]
+  %total = sum(%e) {axes=[1], keepdims=true} : f32[8,1]
+  %y = div(%e, %total) : f32[8,16]
+  return %y
+)";
+
+TEST(FusionTest, PassIsNamedFuse) { EXPECT_EQ(make_fusion()->name(), "fuse"); }
+
+TEST(FusionTest, ChainOfSevenElementwiseOpsIsOneKernel) {
+  const Graph graph = parse(R"(
+    %a = data() : f32[3,4]
+    %b = data() : f32[3,4]
+    %1 = add(%a, %b) : f32[3,4]
+    %2 = mul(%1, %b) : f32[3,4]
+    %3 = exp(%2) : f32[3,4]
+    %4 = neg(%3) : f32[3,4]
+    %5 = sub(%4, %a) : f32[3,4]
+    %6 = relu(%5) : f32[3,4]
+    %7 = tanh(%6) : f32[3,4]
+    return %7
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels[0].nodes.size(), 7u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].inputs), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{8}));
+  EXPECT_TRUE(plan.refusals.empty());
+}
+
+TEST(FusionTest, BroadcastingChainWithConstantsIsOneKernel) {
+  const Graph graph = parse(R"(
+    %a = data() : f32[3,4]
+    %b = data() : f32[4]
+    %two = full() {value=2} : f32[]
+    %1 = add(%a, %b) : f32[3,4]
+    %2 = mul(%1, %two) : f32[3,4]
+    %3 = broadcast_to(%b) : f32[3,4]
+    %4 = sub(%2, %3) : f32[3,4]
+    %5 = transpose(%4) {perm=[1,0]} : f32[4,3]
+    %6 = exp(%5) : f32[4,3]
+    %7 = reshape(%6) : f32[12]
+    %8 = sqrt(%7) : f32[12]
+    return %8
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  // The 0-d full is a parameter inside the kernel, not an input.
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].inputs), (std::vector<int64_t>{0, 1}));
+}
+
+TEST(FusionTest, SumOfElementwiseExpressionIsOneKernel) {
+  const Graph graph = parse(R"(
+    %a = data() : f32[3,4]
+    %b = data() : f32[3,4]
+    %c = data() : f32[4]
+    %ab = mul(%a, %b) : f32[3,4]
+    %abc = add(%ab, %c) : f32[3,4]
+    %total = sum(%abc) {axes=[0,1], keepdims=false} : f32[]
+    return %total
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{5}));
+}
+
+TEST(FusionTest, MeanIsOneKernelWithItsDivideAsEpilogue) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[8,16]
+    %n = full() {value=16} : f32[]
+    %total = sum(%x) {axes=[1], keepdims=false} : f32[8]
+    %mean = div(%total, %n) : f32[8]
+    return %mean
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{3}));
+}
+
+TEST(FusionTest, SoftmaxOverLastAxisIsTwoKernels) {
+  const Graph graph = parse(kSoftmax);
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{1}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[1].nodes), (std::vector<int64_t>{2, 3, 4, 5}));
+  // Only the row maxima cross kernels: the [8,16] intermediates are never written out.
+  EXPECT_EQ(positions_of(graph, plan.kernels[1].inputs), (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(reason_for(graph, plan, 1, 2),
+            "consumer feeds another reduction of its kernel; reductions do not chain in a kernel");
+}
+
+TEST(FusionTest, SoftmaxWithoutKeepdimsIsTwoKernels) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[8,16]
+    %max = max(%x) {axes=[1], keepdims=false} : f32[8]
+    %max_column = reshape(%max) : f32[8,1]
+    %max_wide = broadcast_to(%max_column) : f32[8,16]
+    %shifted = sub(%x, %max_wide) : f32[8,16]
+    %e = exp(%shifted) : f32[8,16]
+    %total = sum(%e) {axes=[1], keepdims=false} : f32[8]
+    %total_column = reshape(%total) : f32[8,1]
+    %y = div(%e, %total_column) : f32[8,16]
+    return %y
+  )");
+  const FusionPlan plan = fuse(graph);
+  EXPECT_EQ(plan.kernels.size(), 2u);
+}
+
+TEST(FusionTest, CenteringByTheMeanDoesNotMaterializeTheBroadcast) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[8,16]
+    %n = full() {value=16} : f32[]
+    %total = sum(%x) {axes=[1], keepdims=true} : f32[8,1]
+    %mean = div(%total, %n) : f32[8,1]
+    %centred = sub(%x, %mean) : f32[8,16]
+    return %centred
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{4}));
+}
+
+TEST(FusionTest, LayerNormWritesOutNoFullSizeIntermediate) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[8,16]
+    %gamma = data() : f32[16]
+    %beta = data() : f32[16]
+    %n = full() {value=16} : f32[]
+    %eps = full() {value=1e-05} : f32[]
+    %total = sum(%x) {axes=[1], keepdims=true} : f32[8,1]
+    %mean = div(%total, %n) : f32[8,1]
+    %centred = sub(%x, %mean) : f32[8,16]
+    %squared = mul(%centred, %centred) : f32[8,16]
+    %squares = sum(%squared) {axes=[1], keepdims=true} : f32[8,1]
+    %variance = div(%squares, %n) : f32[8,1]
+    %shifted = add(%variance, %eps) : f32[8,1]
+    %scale = rsqrt(%shifted) : f32[8,1]
+    %normed = mul(%centred, %scale) : f32[8,16]
+    %scaled = mul(%normed, %gamma) : f32[8,16]
+    %y = add(%scaled, %beta) : f32[8,16]
+    return %y
+  )");
+  const FusionPlan plan = fuse(graph);
+  EXPECT_EQ(plan.kernels.size(), 2u);
+  for (const Kernel& kernel : plan.kernels) {
+    for (const NodePtr& output : kernel.outputs) {
+      if (output == graph.outputs[0]) continue;
+      EXPECT_LT(output->size(), graph.nodes[0]->size())
+          << "a full-size intermediate is written out by kernel " << kernel.id;
+    }
+  }
+}
+
+TEST(FusionTest, MatmulIsAloneAndItsBiasAndReluAreOneKernel) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[4,8]
+    %w = data() : f32[8,16]
+    %bias = data() : f32[16]
+    %product = matmul(%x, %w) : f32[4,16]
+    %biased = add(%product, %bias) : f32[4,16]
+    %y = relu(%biased) : f32[4,16]
+    return %y
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{3}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[1].nodes), (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(reason_for(graph, plan, 3, 4), "producer is a matmul, which runs as its own kernel");
+}
+
+TEST(FusionTest, ElementwiseProducerOfMatmulIsNotFusedIntoIt) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[4,8]
+    %w = data() : f32[8,16]
+    %activated = tanh(%x) : f32[4,8]
+    %product = matmul(%activated, %w) : f32[4,16]
+    return %product
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(reason_for(graph, plan, 2, 3), "consumer is a matmul, which runs as its own kernel");
+}
+
+TEST(FusionTest, UserHeldIntermediateIsWrittenOutByItsKernelAndComputedOnce) {
+  const Graph graph = parse(R"(
+    %a = data() : f32[3,4]
+    %1 = exp(%a) : f32[3,4]
+    %2 = neg(%1) : f32[3,4]
+    %held = mul(%2, %a) : f32[3,4]
+    %4 = sin(%held) : f32[3,4]
+    %5 = cos(%4) : f32[3,4]
+    return %5, %held
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels[0].nodes.size(), 5u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{3, 5}));
+}
+
+TEST(FusionTest, ReductionsOverDifferentAxesOfOneInputAreSeparateKernels) {
+  const Graph graph = parse(R"(
+    %a = data() : f32[3,4]
+    %b = data() : f32[3,4]
+    %x = mul(%a, %b) : f32[3,4]
+    %columns = sum(%x) {axes=[0], keepdims=false} : f32[4]
+    %rows = sum(%x) {axes=[1], keepdims=false} : f32[3]
+    return %columns, %rows
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  // The shared product is computed once, in the first kernel, and written out for the second.
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(reason_for(graph, plan, 2, 4), "consumer is a reduction over a different axis");
+}
+
+TEST(FusionTest, ChainedReductionsAreSeparateKernels) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[3,4]
+    %rows = max(%x) {axes=[1], keepdims=true} : f32[3,1]
+    %centred = sub(%x, %rows) : f32[3,4]
+    %columns = sum(%centred) {axes=[0], keepdims=false} : f32[4]
+    %row_total = sum(%rows) {axes=[0], keepdims=false} : f32[1]
+    return %columns, %row_total
+  )");
+  const FusionPlan plan = fuse(graph);
+  EXPECT_EQ(plan.kernels.size(), 3u);
+  EXPECT_EQ(reason_for(graph, plan, 1, 2), "consumer feeds a reduction over a different axis");
+  EXPECT_NE(reason_for(graph, plan, 1, 4), "");
+}
+
+TEST(FusionTest, SideBySideReductionsOverTheSameAxesShareAKernel) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[8,16]
+    %n = full() {value=16} : f32[]
+    %squared = square(%x) : f32[8,16]
+    %squares = sum(%squared) {axes=[1], keepdims=false} : f32[8]
+    %total = sum(%x) {axes=[1], keepdims=false} : f32[8]
+    %mean_square = div(%squares, %n) : f32[8]
+    %mean = div(%total, %n) : f32[8]
+    %mean_squared = square(%mean) : f32[8]
+    %variance = sub(%mean_square, %mean_squared) : f32[8]
+    return %variance
+  )");
+  const FusionPlan plan = fuse(graph);
+  EXPECT_EQ(plan.kernels.size(), 1u);
+}
+
+TEST(FusionTest, TransposedReductionResultEndsTheKernelAtTheReduction) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[2,3,4]
+    %total = sum(%x) {axes=[2], keepdims=false} : f32[2,3]
+    %flipped = transpose(%total) {perm=[1,0]} : f32[3,2]
+    %y = exp(%flipped) : f32[3,2]
+    return %y
+  )");
+  const FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{1}));
+  EXPECT_EQ(reason_for(graph, plan, 1, 2),
+            "epilogue %2 (transpose) is neither shaped like the reduction's result nor its input "
+            "broadcast back");
+}
+
+TEST(FusionTest, FusionOffGivesOneKernelPerOp) {
+  const Graph graph = parse(kSoftmax);
+  PassOptions options;
+  options.fusion = false;
+  const FusionPlan plan = fuse(graph, options);
+  EXPECT_EQ(plan.kernels.size(), 5u);
+  ASSERT_FALSE(plan.refusals.empty());
+  for (const FusionRefusal& refusal : plan.refusals) EXPECT_EQ(refusal.reason, "fusion is off");
+}
+
+// A chain of `length` dependent adds of one data leaf, built directly (parsing would dominate).
+Graph chain_of_adds(int length) {
+  auto x = std::make_shared<Node>();
+  x->shape = {4};
+  std::vector<NodePtr> nodes{x};
+  for (int i = 0; i < length; ++i) {
+    auto add = std::make_shared<Node>();
+    add->op = Op::Add;
+    add->shape = {4};
+    add->inputs = {nodes.back(), x};
+    nodes.push_back(std::move(add));
+  }
+  Graph graph;
+  graph.outputs = {nodes.back()};
+  graph.nodes = std::move(nodes);
+  return graph;
+}
+
+TEST(FusionTest, LongChainIsSplitIntoKernelsWithinTheOpBound) {
+  const Graph graph = chain_of_adds(10000);
+  const FusionPlan plan = fuse(graph);
+  EXPECT_EQ(plan.kernels.size(), (10000u + 63) / 64);
+  for (const Kernel& kernel : plan.kernels) EXPECT_LE(kernel.nodes.size(), 64u);
+  ASSERT_FALSE(plan.refusals.empty());
+  EXPECT_EQ(plan.refusals[0].reason, "kernel reached 64 ops");
+}
+
+TEST(FusionTest, HundredThousandNodesFuse) {
+  const Graph graph = chain_of_adds(100000);
+  PassOptions options;
+  options.max_kernel_ops = 1000;
+  const FusionPlan plan = fuse(graph, options);
+  EXPECT_EQ(plan.kernels.size(), 100u);
+}
+
+TEST(FusionTest, KernelReadingTooManyInputsIsSplit) {
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "%d" + std::to_string(i) + " = data() : f32[4]\n";
+  text += "%s0 = add(%d0, %d1) : f32[4]\n";
+  for (int i = 2; i < 40; ++i) {
+    text += "%s" + std::to_string(i - 1) + " = add(%s" + std::to_string(i - 2) + ", %d" +
+            std::to_string(i) + ") : f32[4]\n";
+  }
+  text += "return %s38\n";
+  const Graph graph = parse(text);
+  const FusionPlan plan = fuse(graph);
+  EXPECT_GE(plan.kernels.size(), 3u);
+  for (const Kernel& kernel : plan.kernels) EXPECT_LE(kernel.inputs.size(), 16u);
+  bool input_bound_named = false;
+  for (const FusionRefusal& refusal : plan.refusals) {
+    input_bound_named = input_bound_named || refusal.reason == "kernel reached 16 inputs";
+  }
+  EXPECT_TRUE(input_bound_named);
+}
+
+TEST(FusionTest, ConstantSharedByManyKernelsIsComputedOnce) {
+  std::string text =
+      "%x = data() : f32[4]\n%one = full() {value=1} : f32[]\n%a0 = add(%x, %one) "
+      ": f32[4]\n";
+  for (int i = 1; i < 200; ++i) {
+    text += "%a" + std::to_string(i) + " = add(%a" + std::to_string(i - 1) + ", %one) : f32[4]\n";
+  }
+  text += "return %a199\n";
+  const Graph graph = parse(text);
+  const FusionPlan plan = fuse(graph);
+  EXPECT_EQ(plan.kernels.size(), 4u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes).front(), 1);
+}
+
+// Numpy broadcasting of two shapes, or nothing if they do not broadcast.
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
+  Shape result(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < result.size(); ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1) return std::nullopt;
+    result[result.size() - 1 - i] = std::max(x, y);
+  }
+  return result;
+}
+
+// A random graph mixing every kind of op the rules distinguish: elementwise ops with
+// broadcasting, reductions with and without keepdims, broadcasts back, transposes, reshapes,
+// matmuls and constants, with shared values and user-held intermediates. Shapes are consistent;
+// dtypes do not matter to fusion.
+Graph random_graph(std::mt19937& random, int size) {
+  const auto make = [](Op op, Shape shape, std::vector<NodePtr> inputs) {
+    auto node = std::make_shared<Node>();
+    node->op = op;
+    node->shape = std::move(shape);
+    node->inputs = std::move(inputs);
+    return node;
+  };
+  std::vector<NodePtr> nodes{make(Op::Data, {4, 6}, {}), make(Op::Data, {6}, {}),
+                             make(Op::Data, {6, 6}, {}), make(Op::Full, {}, {})};
+  const auto pick = [&] {
+    return nodes[std::uniform_int_distribution<size_t>(0, nodes.size() - 1)(random)];
+  };
+  while (static_cast<int>(nodes.size()) < size) {
+    const NodePtr a = pick();
+    const NodePtr b = pick();
+    NodePtr node;
+    switch (std::uniform_int_distribution<int>(0, 7)(random)) {
+      case 0: node = make(Op::Exp, a->shape, {a}); break;
+      case 1:
+      case 2:
+        if (const auto shape = broadcast(a->shape, b->shape)) {
+          node = make(Op::Add, *shape, {a, b});
+        }
+        break;
+      case 3:
+        if (a->ndim() == 2) {
+          const int64_t axis = std::uniform_int_distribution<int64_t>(0, 1)(random);
+          const bool keepdims = random() % 2 == 0;
+          Shape shape = a->shape;
+          if (keepdims) {
+            shape[axis] = 1;
+          } else {
+            shape.erase(shape.begin() + axis);
+          }
+          node = make(random() % 2 ? Op::Sum : Op::Max, shape, {a});
+          node->axes = {axis};
+          node->keepdims = keepdims;
+        }
+        break;
+      case 4:
+        if (broadcast(a->shape, {4, 6}) == Shape{4, 6}) {
+          node = make(Op::BroadcastTo, {4, 6}, {a});
+        }
+        break;
+      case 5:
+        if (a->ndim() == 2) {
+          node = make(Op::Transpose, {a->shape[1], a->shape[0]}, {a});
+          node->axes = {1, 0};
+        }
+        break;
+      case 6:
+        if (a->ndim() == 1) node = make(Op::Reshape, {a->shape[0], 1}, {a});
+        break;
+      case 7:
+        if (a->ndim() == 2 && a->shape[1] == 6) {
+          node = make(Op::MatMul, {a->shape[0], 6}, {a, nodes[2]});
+        }
+        break;
+    }
+    if (node) nodes.push_back(std::move(node));
+  }
+  Graph graph;
+  graph.outputs = {nodes.back()};
+  for (int k = 0; k < 3; ++k) graph.outputs.push_back(pick());
+  graph.nodes = std::move(nodes);
+  return graph;
+}
+
+TEST(FusionTest, RandomGraphsGivePlansThatKeepEveryInvariant) {
+  for (uint32_t seed = 0; seed < 300; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 random(seed);
+    const Graph graph = random_graph(random, 60);
+    PassOptions small_kernels;
+    small_kernels.max_kernel_ops = 6;
+    small_kernels.max_kernel_inputs = 3;
+    PassOptions unfused;
+    unfused.fusion = false;
+    for (const PassOptions& options : {PassOptions{}, small_kernels, unfused}) {
+      const FusionPlan plan = fuse(graph, options);
+      if (HasFailure()) {
+        ADD_FAILURE() << ir::print_graph(graph) << print_fusion_plan(plan, graph);
+        return;
+      }
+    }
+  }
+}
+
+TEST(FusionTest, PrintedPlanShowsKernelsAndReasons) {
+  const Graph graph = parse(R"(
+    %0 = data() : f32[3,4]
+    %1 = data() : f32[3,4]
+    %2 = mul(%0, %1) : f32[3,4]
+    %3 = sum(%2) {axes=[0], keepdims=false} : f32[4]
+    %4 = sum(%2) {axes=[1], keepdims=false} : f32[3]
+    %5 = exp(%4) : f32[3]
+    return %3, %5
+  )");
+  const FusionPlan plan = fuse(graph);
+  EXPECT_EQ(print_fusion_plan(plan, graph),
+            "kernel 0 (2 ops, inputs %0 %1, outputs %2 %3):\n"
+            "  %2 = mul(%0, %1) : f32[3,4]\n"
+            "  %3 = sum(%2) {axes=[0], keepdims=false} : f32[4]\n"
+            "  # not fused: %2 -> %4: consumer is a reduction over a different axis\n"
+            "kernel 1 (2 ops, inputs %2, outputs %5):\n"
+            "  %4 = sum(%2) {axes=[1], keepdims=false} : f32[3]\n"
+            "  %5 = exp(%4) : f32[3]\n");
+}
+
+}  // namespace
+}  // namespace lz::passes
