@@ -19,14 +19,15 @@ int main() {
                "recorded it):\n"
             << lz::ir_text({row_sums}) << "\n";
 
-  // Printing is a blocking point: it forces the pending graph through the interpreter.
+  // Printing is a blocking point: it sends the pending graph behind y through the passes
+  // (fusion puts its six ops in one kernel) and computes it.
   // x * 2 - 5 = [[-3, -1, 1], [3, 5, 7]]; relu -> [[0, 0, 1], [3, 5, 7]]; + bias:
   std::cout << "y = " << y << "\n";  // [[10, 20, 31], [13, 25, 37]]
-  std::cout << "row_sums = " << row_sums << "\n";  // [61, 75]
   const lz::EvaluationRecord evaluation = lz::last_evaluation();
   std::cout << "  (evaluation " << evaluation.number << " was forced by "
-            << lz::evaluation_reason_name(evaluation.reason) << ", " << evaluation.nodes
-            << " nodes)\n";
+            << lz::evaluation_reason_name(evaluation.reason) << ": " << evaluation.nodes
+            << " nodes in " << evaluation.kernels << " kernel)\n";
+  std::cout << "row_sums = " << row_sums << "\n";  // [61, 75]
   std::cout << "row_sums.is_ready() = " << row_sums.is_ready() << "\n";
 
   // Equal logits give equal probabilities; item() is a blocking point too.
