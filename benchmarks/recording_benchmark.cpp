@@ -16,9 +16,9 @@ void BM_RecordElementwiseChain(benchmark::State& state) {
     benchmark::DoNotOptimize(y.node().get());
   }
   state.SetItemsProcessed(state.iterations() * length);
-  state.counters["ns_per_op"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * length),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * length),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_RecordElementwiseChain)->Arg(1000)->Arg(100000);
 
@@ -30,9 +30,9 @@ void BM_RecordScalarChain(benchmark::State& state) {
     for (int64_t i = 0; i < length; ++i) y = y * 1.0001f;
     benchmark::DoNotOptimize(y.node().get());
   }
-  state.counters["ns_per_op"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * length),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["ns_per_op"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * length),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 BENCHMARK(BM_RecordScalarChain)->Arg(1000);
 

@@ -31,7 +31,7 @@ int main() {
   std::cout << "row_sums.is_ready() = " << row_sums.is_ready() << "\n";
 
   // Equal logits give equal probabilities; item() is a blocking point too.
-  std::cout << "softmax([0, 0, 0, 0]) = " << probabilities << "\n";  // 0.25 each
+  std::cout << "softmax([0, 0, 0, 0]) = " << probabilities << "\n";             // 0.25 each
   std::cout << "their sum = " << lz::sum(probabilities).item<float>() << "\n";  // 1
   return 0;
 }

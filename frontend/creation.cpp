@@ -27,9 +27,8 @@ void check_shape(std::string_view op, const Shape& shape) {
 }  // namespace
 
 template <Element T>
-  requires(!std::is_same_v<T, bool>)
-Tensor from_vector(const std::vector<T>& data, Shape shape, Device device,
-                   std::source_location loc) {
+requires(!std::is_same_v<T, bool>) Tensor
+    from_vector(const std::vector<T>& data, Shape shape, Device device, std::source_location loc) {
   (void)device;  // only the CPU exists so far
   check_shape("from_vector", shape);
   if (static_cast<int64_t>(data.size()) != shape_size(shape)) {
@@ -76,9 +75,9 @@ Tensor ones(Shape shape, DType dtype, std::source_location loc) {
 
 Tensor arange(double start, double stop, double step, DType dtype, std::source_location loc) {
   if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
-    throw Error("[arange] needs finite bounds and a non-zero step, got start=" +
-                std::to_string(start) + ", stop=" + std::to_string(stop) +
-                ", step=" + std::to_string(step));
+    throw Error(
+        "[arange] needs finite bounds and a non-zero step, got start=" + std::to_string(start) +
+        ", stop=" + std::to_string(stop) + ", step=" + std::to_string(step));
   }
   if (dtype == bool_) throw Error("[arange] cannot produce bool; use an int or float dtype");
   const double count = std::ceil((stop - start) / step);
@@ -102,7 +101,8 @@ Tensor arange(double start, double stop, double step, DType dtype, std::source_l
 Tensor random_uniform(Shape shape, uint64_t seed, double low, double high, DType dtype,
                       std::source_location loc) {
   check_shape("random_uniform", shape);
-  if (dtype == bool_) throw Error("[random_uniform] cannot produce bool; use an int or float dtype");
+  if (dtype == bool_)
+    throw Error("[random_uniform] cannot produce bool; use an int or float dtype");
   if (!(low <= high) || !std::isfinite(high - low)) {
     throw Error("[random_uniform] needs finite bounds with low <= high, got low=" +
                 std::to_string(low) + ", high=" + std::to_string(high));

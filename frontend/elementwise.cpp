@@ -30,15 +30,14 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc)
   // Shapes are checked before any cast is recorded, so a rejected op records nothing.
   ir::broadcast_shapes(name, a_node->shape, b_node->shape);
   const DType dtype = compute_dtype(op, frontend::promote(a_node->dtype, b_node->dtype));
-  return record_elementwise(
-      op, {cast(a, dtype, loc).node(), cast(b, dtype, loc).node()}, loc);
+  return record_elementwise(op, {cast(a, dtype, loc).node(), cast(b, dtype, loc).node()}, loc);
 }
 
 Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc) {
   if (b.tensor() != nullptr) return binary(op, a, *b.tensor(), loc);
   const std::string_view name = ir::op_name(op);
-  const DType dtype =
-      compute_dtype(op, frontend::promote_with_scalar(node_of(a, name)->dtype, b.scalar().category));
+  const DType dtype = compute_dtype(
+      op, frontend::promote_with_scalar(node_of(a, name)->dtype, b.scalar().category));
   return binary(op, a, frontend::scalar(name, b.scalar(), dtype, loc), loc);
 }
 
@@ -74,20 +73,14 @@ Tensor operator-(Traced a) { return unary(Op::Neg, a.tensor, a.where); }
 
 Tensor operator==(Traced a, const Operand& b) { return binary(Op::Equal, a.tensor, b, a.where); }
 Tensor operator==(ScalarOperand a, Traced b) { return binary(Op::Equal, a, b.tensor, b.where); }
-Tensor operator!=(Traced a, const Operand& b) {
-  return binary(Op::NotEqual, a.tensor, b, a.where);
-}
-Tensor operator!=(ScalarOperand a, Traced b) {
-  return binary(Op::NotEqual, a, b.tensor, b.where);
-}
+Tensor operator!=(Traced a, const Operand& b) { return binary(Op::NotEqual, a.tensor, b, a.where); }
+Tensor operator!=(ScalarOperand a, Traced b) { return binary(Op::NotEqual, a, b.tensor, b.where); }
 Tensor operator<(Traced a, const Operand& b) { return binary(Op::Less, a.tensor, b, a.where); }
 Tensor operator<(ScalarOperand a, Traced b) { return binary(Op::Less, a, b.tensor, b.where); }
 Tensor operator<=(Traced a, const Operand& b) {
   return binary(Op::LessEqual, a.tensor, b, a.where);
 }
-Tensor operator<=(ScalarOperand a, Traced b) {
-  return binary(Op::LessEqual, a, b.tensor, b.where);
-}
+Tensor operator<=(ScalarOperand a, Traced b) { return binary(Op::LessEqual, a, b.tensor, b.where); }
 Tensor operator>(Traced a, const Operand& b) { return binary(Op::Greater, a.tensor, b, a.where); }
 Tensor operator>(ScalarOperand a, Traced b) { return binary(Op::Greater, a, b.tensor, b.where); }
 Tensor operator>=(Traced a, const Operand& b) {
@@ -145,8 +138,8 @@ Tensor minimum(ScalarOperand a, const Tensor& b, std::source_location loc) {
 Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source_location loc) {
   const ir::NodePtr& cond_node = node_of(cond, "where");
   if (cond_node->dtype != bool_) {
-    throw Error(std::string("[where] condition must be bool, got ") +
-                dtype_name(cond_node->dtype) + "; compare it (x != 0) or use astype(bool_)");
+    throw Error(std::string("[where] condition must be bool, got ") + dtype_name(cond_node->dtype) +
+                "; compare it (x != 0) or use astype(bool_)");
   }
   // The values' dtype: promoted between tensors; a number joins as in binary ops; two numbers
   // give the default dtype of their highest category.
@@ -154,14 +147,15 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source
   const Tensor* b_tensor = b.tensor();
   DType dtype;
   if (a_tensor != nullptr && b_tensor != nullptr) {
-    dtype = frontend::promote(node_of(*a_tensor, "where")->dtype, node_of(*b_tensor, "where")->dtype);
+    dtype =
+        frontend::promote(node_of(*a_tensor, "where")->dtype, node_of(*b_tensor, "where")->dtype);
   } else if (a_tensor != nullptr) {
     dtype = frontend::promote_with_scalar(node_of(*a_tensor, "where")->dtype, b.scalar().category);
   } else if (b_tensor != nullptr) {
     dtype = frontend::promote_with_scalar(node_of(*b_tensor, "where")->dtype, a.scalar().category);
   } else {
-    dtype = frontend::promote_with_scalar(
-        frontend::promote_with_scalar(bool_, a.scalar().category), b.scalar().category);
+    dtype = frontend::promote_with_scalar(frontend::promote_with_scalar(bool_, a.scalar().category),
+                                          b.scalar().category);
   }
   const auto value = [&](const Operand& operand) {
     return operand.tensor() != nullptr ? cast(*operand.tensor(), dtype, loc)

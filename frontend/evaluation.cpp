@@ -9,12 +9,12 @@
 #include <mutex>
 
 #include "frontend/settings.h"
+#include "ir/clone.h"
 #include "ir/dot.h"
 #include "ir/graph.h"
 #include "ir/pending_list.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
-#include "ir/clone.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass_manager.h"
 #include "runtime/kernel_executor.h"
@@ -25,8 +25,8 @@ namespace {
 
 // One evaluation at a time: passes and kernels run on the calling thread.
 std::mutex evaluation_mutex;
-uint64_t evaluation_count = 0;       // guarded by evaluation_mutex
-EvaluationRecord last_record;        // guarded by evaluation_mutex
+uint64_t evaluation_count = 0;  // guarded by evaluation_mutex
+EvaluationRecord last_record;   // guarded by evaluation_mutex
 
 std::string location_string(std::source_location loc) {
   // operator<< cannot capture its caller's location; it passes a default-constructed one.
@@ -57,12 +57,12 @@ void dump(const std::string& directory, const ir::Graph& graph, const Evaluation
   std::filesystem::create_directories(directory, error);
   char prefix[32];
   std::snprintf(prefix, sizeof(prefix), "%04llu.", static_cast<unsigned long long>(record.number));
-  const std::filesystem::path base =
-      std::filesystem::path(directory) / (prefix + std::string(evaluation_reason_name(record.reason)));
-  std::ofstream(base.string() + ".lzir") << "# evaluation " << record.number << ": "
-                                        << evaluation_reason_name(record.reason) << " at "
-                                        << record.location << "\n"
-                                        << ir::print_graph(graph);
+  const std::filesystem::path base = std::filesystem::path(directory) /
+                                     (prefix + std::string(evaluation_reason_name(record.reason)));
+  std::ofstream(base.string() + ".lzir")
+      << "# evaluation " << record.number << ": " << evaluation_reason_name(record.reason) << " at "
+      << record.location << "\n"
+      << ir::print_graph(graph);
   std::ofstream(base.string() + ".dot") << ir::graph_to_dot(graph);
   if (error) std::cerr << "[lazuli] cannot create LZ_DUMP directory " << directory << "\n";
 }
@@ -138,8 +138,8 @@ void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason
     node.become_data(std::move(results[i]));
   }
 
-  record.kernels = context.fusion ? static_cast<int64_t>(context.fusion->kernels.size())
-                                  : record.nodes;
+  record.kernels =
+      context.fusion ? static_cast<int64_t>(context.fusion->kernels.size()) : record.nodes;
   record.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   runtime::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
@@ -220,8 +220,6 @@ EvaluationRecord last_evaluation() {
   return frontend::last_record;
 }
 
-void waitall(std::source_location loc) {
-  frontend::evaluate_all(EvaluationReason::WaitAll, loc);
-}
+void waitall(std::source_location loc) { frontend::evaluate_all(EvaluationReason::WaitAll, loc); }
 
 }  // namespace lz

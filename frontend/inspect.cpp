@@ -1,9 +1,9 @@
 // ir_text and ir_dot: the graph behind tensors, without evaluating anything.
+#include "lazuli/inspect.h"
 #include "frontend/evaluation.h"
 #include "frontend/recording.h"
 #include "ir/dot.h"
 #include "ir/printer.h"
-#include "lazuli/inspect.h"
 
 namespace lz {
 namespace {
@@ -19,11 +19,13 @@ std::string describe(const std::vector<Tensor>& outputs, std::string_view op,
 }  // namespace
 
 std::string ir_text(const std::vector<Tensor>& outputs) {
-  return describe(outputs, "ir_text", [](const ir::Graph& graph) { return ir::print_graph(graph); });
+  return describe(outputs, "ir_text",
+                  [](const ir::Graph& graph) { return ir::print_graph(graph); });
 }
 
 std::string ir_dot(const std::vector<Tensor>& outputs) {
-  return describe(outputs, "ir_dot", [](const ir::Graph& graph) { return ir::graph_to_dot(graph); });
+  return describe(outputs, "ir_dot",
+                  [](const ir::Graph& graph) { return ir::graph_to_dot(graph); });
 }
 
 }  // namespace lz

@@ -27,8 +27,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) {
   try {
     ir::broadcast_shapes("matmul", a_batch, b_batch);
   } catch (const Error&) {
-    throw Error("[matmul] batch dimensions of shapes " + shapes + " cannot be broadcast: " +
-                shape_string(a_batch) + " vs " + shape_string(b_batch) +
+    throw Error("[matmul] batch dimensions of shapes " + shapes +
+                " cannot be broadcast: " + shape_string(a_batch) + " vs " + shape_string(b_batch) +
                 " (each dimension must agree or be 1)");
   }
   const DType dtype = frontend::promote(a_node->dtype, b_node->dtype);
@@ -43,8 +43,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) {
   Tensor right = frontend::cast(b, dtype, loc);
   if (a_shape.size() == 1) left = reshape(left, {1, k_a}, loc);
   if (b_shape.size() == 1) right = reshape(right, {k_b, 1}, loc);
-  Tensor product = frontend::record(
-      frontend::make_node(ir::Op::MatMul, {left.node(), right.node()}, loc));
+  Tensor product =
+      frontend::record(frontend::make_node(ir::Op::MatMul, {left.node(), right.node()}, loc));
   if (a_shape.size() > 1 && b_shape.size() > 1) return product;
   Shape shape = product.shape();
   if (b_shape.size() == 1) shape.pop_back();

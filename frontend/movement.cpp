@@ -22,8 +22,7 @@ Tensor reshape_to(const Tensor& x, Shape shape, std::source_location loc) {
 
 /// Python's slice.indices: the first index and the count of x[start:stop:step] on an axis of
 /// `extent` elements. Bounds past either end are clamped; negative bounds count from the end.
-std::pair<int64_t, int64_t> slice_range(int64_t start, int64_t stop, int64_t step,
-                                        int64_t extent) {
+std::pair<int64_t, int64_t> slice_range(int64_t start, int64_t stop, int64_t step, int64_t extent) {
   const auto adjust = [&](int64_t bound) {
     if (bound < 0) {
       bound += extent;  // cannot overflow: extent >= 0
@@ -124,8 +123,9 @@ Tensor slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64_t> s
   if (start.size() != stop.size() || (!step.empty() && step.size() != start.size()) ||
       start.size() > ndim) {
     throw Error("[slice] start " + list_string(start) + ", stop " + list_string(stop) +
-                " and step " + list_string(step) + " must have one entry per sliced axis (at most " +
-                std::to_string(ndim) + " for shape " + shape_string(node->shape) + ")");
+                " and step " + list_string(step) +
+                " must have one entry per sliced axis (at most " + std::to_string(ndim) +
+                " for shape " + shape_string(node->shape) + ")");
   }
   ir::NodePtr sliced = make_node(Op::Slice, {node}, loc);
   for (size_t d = 0; d < ndim; ++d) {
@@ -153,8 +153,9 @@ Tensor concatenate(const std::vector<Tensor>& tensors, int axis, std::source_loc
   if (tensors.empty()) throw Error("[concatenate] needs at least one tensor");
   const ir::NodePtr& first = node_of(tensors[0], "concatenate");
   if (first->ndim() == 0) {
-    throw Error("[concatenate] zero-dimensional tensors cannot be concatenated; use "
-                "expand_dims first");
+    throw Error(
+        "[concatenate] zero-dimensional tensors cannot be concatenated; use "
+        "expand_dims first");
   }
   const int64_t normalized = ir::normalize_axis("concatenate", axis, first->shape);
   DType dtype = first->dtype;

@@ -11,8 +11,7 @@ Tensor shifted_by_max(const Tensor& x, int64_t axis, std::source_location loc) {
   const DType dtype = is_floating(x.dtype()) ? x.dtype() : float32;
   const Tensor values = frontend::cast(x, dtype, loc);
   const Tensor largest = max(values, {static_cast<int>(axis)}, /*keepdims=*/true, loc);
-  return frontend::record(
-      frontend::make_node(ir::Op::Sub, {values.node(), largest.node()}, loc));
+  return frontend::record(frontend::make_node(ir::Op::Sub, {values.node(), largest.node()}, loc));
 }
 
 }  // namespace

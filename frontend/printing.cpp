@@ -26,8 +26,10 @@ std::string format_element(const runtime::Buffer& buffer, int64_t index) {
     case DType::Float32:
     case DType::Float64: {
       const bool single = buffer.dtype() == DType::Float32;
-      const double value = single ? buffer.data_as<float>()[index] : buffer.data_as<double>()[index];
-      if (std::isnan(value)) return "nan";  // printf may say "-nan"; the sign of a NaN means nothing
+      const double value =
+          single ? buffer.data_as<float>()[index] : buffer.data_as<double>()[index];
+      if (std::isnan(value))
+        return "nan";  // printf may say "-nan"; the sign of a NaN means nothing
       std::snprintf(text, sizeof(text), "%.8g", value);  // numpy prints 8 digits
       break;
     }
@@ -76,8 +78,8 @@ class NestedPrinter {
       elements_.push_back(format_element(buffer_, offset));
       return;
     }
-    for_shown(shape_[axis], [&](int64_t i) { collect(axis + 1, offset + i * strides_[axis]); },
-              [] {});
+    for_shown(
+        shape_[axis], [&](int64_t i) { collect(axis + 1, offset + i * strides_[axis]); }, [] {});
   }
 
   void write(std::ostream& out, size_t axis, const std::string& indent) {

@@ -1,8 +1,8 @@
 #include "frontend/recording.h"
 
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 
 #include "ir/pending_list.h"
 #include "ir/type_inference.h"
@@ -88,8 +88,8 @@ Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
   } else if (value.category == ScalarOperand::Category::Floating) {
     node->params[0] = scalar_param(op, value.floating, dtype);
   } else {
-    const bool fits = value.integer >= integer_limit(dtype, false) &&
-                      value.integer <= integer_limit(dtype, true);
+    const bool fits =
+        value.integer >= integer_limit(dtype, false) && value.integer <= integer_limit(dtype, true);
     if (!fits) fail_does_not_fit(op, std::to_string(value.integer), dtype);
     node->params[0] = ir::ScalarParam::of_integer(value.integer);
   }

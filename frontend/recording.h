@@ -17,7 +17,8 @@ ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_lo
 /// (and records nothing) when the node is invalid. Evaluated nodes (data) are not pending.
 Tensor record(ir::NodePtr node);
 
-/// The node behind `tensor`; throws "[op] got an empty tensor handle" for a default-constructed one.
+/// The node behind `tensor`; throws "[op] got an empty tensor handle" for a default-constructed
+/// one.
 const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op);
 
 /// `tensor` converted to `dtype`; the same handle when it already has that dtype.

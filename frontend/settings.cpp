@@ -26,7 +26,8 @@ struct SettingsStore {
   SettingsStore() {
     settings.log_level = parse_log_level(std::getenv("LZ_LOG"));
     if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
-    if (const char* fusion = std::getenv("LZ_FUSION")) settings.fusion = std::string_view(fusion) != "0";
+    if (const char* fusion = std::getenv("LZ_FUSION"))
+      settings.fusion = std::string_view(fusion) != "0";
     if (const char* off = std::getenv("LZ_PASSES_OFF")) settings.disabled_passes = off;
   }
 };

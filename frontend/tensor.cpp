@@ -25,9 +25,9 @@ template <class T>
 void check_read_type(std::string_view op, const ir::Node& node) {
   if (node.dtype != dtype_of<T>()) {
     throw Error("[" + std::string(op) + "] tensor of shape " + shape_string(node.shape) + " is " +
-                dtype_name(node.dtype) + " but " + std::string(op) + "<" + cpp_type_name(dtype_of<T>()) +
-                "> was called; use " + std::string(op) + "<" + cpp_type_name(node.dtype) +
-                "> or astype(" + dtype_name(dtype_of<T>()) + ") first");
+                dtype_name(node.dtype) + " but " + std::string(op) + "<" +
+                cpp_type_name(dtype_of<T>()) + "> was called; use " + std::string(op) + "<" +
+                cpp_type_name(node.dtype) + "> or astype(" + dtype_name(dtype_of<T>()) + ") first");
   }
 }
 
@@ -72,8 +72,8 @@ std::vector<T> Tensor::to_vector(std::source_location loc) const {
   return std::vector<T>(data, data + buffer.size());
 }
 
-#define LZ_DEFINE_READ(T)                                             \
-  template T Tensor::item<T>(std::source_location) const;             \
+#define LZ_DEFINE_READ(T)                                 \
+  template T Tensor::item<T>(std::source_location) const; \
   template std::vector<T> Tensor::to_vector<T>(std::source_location) const;
 LZ_DEFINE_READ(float)
 LZ_DEFINE_READ(double)
@@ -83,8 +83,7 @@ LZ_DEFINE_READ(bool)
 #undef LZ_DEFINE_READ
 
 void Tensor::wait_to_read(std::source_location loc) const {
-  frontend::evaluate({frontend::node_of(*this, "wait_to_read")}, EvaluationReason::WaitToRead,
-                     loc);
+  frontend::evaluate({frontend::node_of(*this, "wait_to_read")}, EvaluationReason::WaitToRead, loc);
 }
 
 void Tensor::eval_async(std::source_location loc) const {
@@ -92,6 +91,8 @@ void Tensor::eval_async(std::source_location loc) const {
   frontend::evaluate({frontend::node_of(*this, "eval_async")}, EvaluationReason::EvalAsync, loc);
 }
 
-bool Tensor::is_ready() const { return frontend::is_computed(frontend::node_of(*this, "is_ready")); }
+bool Tensor::is_ready() const {
+  return frontend::is_computed(frontend::node_of(*this, "is_ready"));
+}
 
 }  // namespace lz

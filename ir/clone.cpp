@@ -27,7 +27,8 @@ Graph clone_graph(const Graph& graph) {
     copy.nodes.push_back(std::move(node));
   }
   copy.outputs.reserve(graph.outputs.size());
-  for (const NodePtr& output : graph.outputs) copy.outputs.push_back(copy.nodes[index.at(output.get())]);
+  for (const NodePtr& output : graph.outputs)
+    copy.outputs.push_back(copy.nodes[index.at(output.get())]);
   return copy;
 }
 

@@ -50,8 +50,8 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<int64_t> steps;
   // Full: {value}. Arange: {start, step}. RandomUniform: {low, high}. RandomNormal: {mean, std}.
   ScalarParam params[2];
-  uint64_t seed = 0;  // random ops
-  std::source_location location;  // the user's call that recorded this node
+  uint64_t seed = 0;                        // random ops
+  std::source_location location;            // the user's call that recorded this node
   std::shared_ptr<runtime::Buffer> buffer;  // set once computed
 
   // Membership in the pending list (ir/pending_list.h), changed only by that list.

@@ -15,15 +15,40 @@ enum class Op : uint8_t {
   RandomUniform,  // counter-based, in [params[0], params[1])
   RandomNormal,   // counter-based, mean params[0], standard deviation params[1]
   // Unary elementwise.
-  Neg, Exp, Log, Sqrt, Rsqrt, Sin, Cos, Tanh, Sigmoid, Relu, Abs, Square,
+  Neg,
+  Exp,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tanh,
+  Sigmoid,
+  Relu,
+  Abs,
+  Square,
   Astype,  // conversion to the node's dtype
   // Binary elementwise, numpy broadcasting, both operands of one dtype.
-  Add, Sub, Mul, Div, Pow, Maximum, Minimum,
-  Equal, NotEqual, Less, LessEqual, Greater, GreaterEqual,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Pow,
+  Maximum,
+  Minimum,
+  Equal,
+  NotEqual,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
   // Ternary elementwise: where(cond, a, b).
   Where,
   // Reductions over `axes`.
-  Sum, Max, Min, Argmax,
+  Sum,
+  Max,
+  Min,
+  Argmax,
   // Movement.
   Reshape,      // to the node's shape
   Transpose,    // axes = permutation

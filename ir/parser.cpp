@@ -25,27 +25,18 @@ std::span<const std::string_view> attribute_keys(Op op) {
   static constexpr std::string_view kConcatenate[] = {"axis"};
   static constexpr std::string_view kSlice[] = {"starts", "steps"};
   switch (op) {
-    case Op::Full:
-      return kFull;
-    case Op::Arange:
-      return kArange;
-    case Op::RandomUniform:
-      return kRandomUniform;
-    case Op::RandomNormal:
-      return kRandomNormal;
+    case Op::Full: return kFull;
+    case Op::Arange: return kArange;
+    case Op::RandomUniform: return kRandomUniform;
+    case Op::RandomNormal: return kRandomNormal;
     case Op::Sum:
     case Op::Max:
     case Op::Min:
-    case Op::Argmax:
-      return kReduction;
-    case Op::Transpose:
-      return kTranspose;
-    case Op::Concatenate:
-      return kConcatenate;
-    case Op::Slice:
-      return kSlice;
-    default:
-      return {};
+    case Op::Argmax: return kReduction;
+    case Op::Transpose: return kTranspose;
+    case Op::Concatenate: return kConcatenate;
+    case Op::Slice: return kSlice;
+    default: return {};
   }
 }
 

@@ -14,8 +14,10 @@ void PendingList::add(Node* node) {
   node->pending = true;
   node->pending_prev = tail_;
   node->pending_next = nullptr;
-  if (tail_ != nullptr) tail_->pending_next = node;
-  else head_ = node;
+  if (tail_ != nullptr)
+    tail_->pending_next = node;
+  else
+    head_ = node;
   tail_ = node;
   ++size_;
 }
@@ -23,10 +25,14 @@ void PendingList::add(Node* node) {
 void PendingList::remove(Node* node) {
   std::lock_guard lock(mutex_);
   if (!node->pending) return;
-  if (node->pending_prev != nullptr) node->pending_prev->pending_next = node->pending_next;
-  else head_ = node->pending_next;
-  if (node->pending_next != nullptr) node->pending_next->pending_prev = node->pending_prev;
-  else tail_ = node->pending_prev;
+  if (node->pending_prev != nullptr)
+    node->pending_prev->pending_next = node->pending_next;
+  else
+    head_ = node->pending_next;
+  if (node->pending_next != nullptr)
+    node->pending_next->pending_prev = node->pending_prev;
+  else
+    tail_ = node->pending_prev;
   node->pending = false;
   node->pending_prev = node->pending_next = nullptr;
   --size_;

@@ -62,9 +62,7 @@ void append_attributes(std::string& out, const Node& node) {
     append_unsigned(out, node.seed);
   };
   switch (node.op) {
-    case Op::Full:
-      scalar("{value=", 0);
-      break;
+    case Op::Full: scalar("{value=", 0); break;
     case Op::Arange:
       scalar("{start=", 0);
       scalar(", step=", 1);
@@ -105,8 +103,7 @@ void append_attributes(std::string& out, const Node& node) {
       out += ", steps=";
       append_list(out, node.steps);
       break;
-    default:
-      return;
+    default: return;
   }
   out += '}';
 }

@@ -25,7 +25,8 @@ void check_arity(const Node& node) {
   const OpInfo& info = op_info(node.op);
   const int count = static_cast<int>(node.inputs.size());
   if (info.arity >= 0 && count != info.arity) {
-    fail(info.name, "takes " + std::to_string(info.arity) + " inputs, got " + std::to_string(count));
+    fail(info.name,
+         "takes " + std::to_string(info.arity) + " inputs, got " + std::to_string(count));
   }
   if (info.arity < 0 && count == 0) fail(info.name, "needs at least one input");
   for (const NodePtr& input : node.inputs) {
@@ -64,8 +65,7 @@ TensorType infer_leaf(const Node& node) {
         fail(op, "standard deviation must be >= 0, got " + std::to_string(node.params[1].floating));
       }
       break;
-    default:
-      break;
+    default: break;
   }
   return {node.dtype, node.shape};
 }
@@ -74,14 +74,11 @@ TensorType infer_unary(const Node& node) {
   const std::string_view op = op_name(node.op);
   const Node& x = *node.inputs[0];
   switch (node.op) {
-    case Op::Astype:
-      return {node.dtype, x.shape};
+    case Op::Astype: return {node.dtype, x.shape};
     case Op::Neg:
     case Op::Abs:
     case Op::Square:
-    case Op::Relu:
-      check_not_bool(op, x.dtype);
-      return {x.dtype, x.shape};
+    case Op::Relu: check_not_bool(op, x.dtype); return {x.dtype, x.shape};
     default:
       if (!is_floating(x.dtype)) {
         fail(op, std::string("needs a floating operand, got ") + dtype_name(x.dtype) +
@@ -111,11 +108,8 @@ TensorType infer_binary(const Node& node) {
     case Op::Add:
     case Op::Sub:
     case Op::Mul:
-    case Op::Pow:
-      check_not_bool(op, a.dtype);
-      break;
-    default:
-      break;
+    case Op::Pow: check_not_bool(op, a.dtype); break;
+    default: break;
   }
   return {a.dtype, std::move(shape)};
 }
@@ -133,11 +127,11 @@ TensorType infer_where(const Node& node) {
                       dtype_name(b.dtype) + " differ; the IR needs one dtype (insert astype)");
   }
   try {
-    return {a.dtype, broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape),
-                                      b.shape)};
+    return {a.dtype,
+            broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape), b.shape)};
   } catch (const Error&) {
-    fail("where", "shapes " + shape_string(cond.shape) + " (condition), " +
-                      shape_string(a.shape) + " and " + shape_string(b.shape) +
+    fail("where", "shapes " + shape_string(cond.shape) + " (condition), " + shape_string(a.shape) +
+                      " and " + shape_string(b.shape) +
                       " cannot be broadcast together (each dimension must agree or be 1)");
   }
 }
@@ -172,8 +166,10 @@ TensorType infer_reduction(const Node& node) {
   Shape shape;
   for (int d = 0; d < x.ndim(); ++d) {
     const bool reduced = std::binary_search(node.axes.begin(), node.axes.end(), d);
-    if (!reduced) shape.push_back(x.shape[d]);
-    else if (node.keepdims) shape.push_back(1);
+    if (!reduced)
+      shape.push_back(x.shape[d]);
+    else if (node.keepdims)
+      shape.push_back(1);
   }
   return {node.op == Op::Argmax ? int64 : x.dtype, std::move(shape)};
 }
@@ -214,9 +210,9 @@ TensorType infer_slice(const Node& node) {
     const bool overflow = __builtin_mul_overflow(count - 1, node.steps[d], &last) ||
                           __builtin_add_overflow(first, last, &last);
     if (overflow || first < 0 || first >= x.shape[d] || last < 0 || last >= x.shape[d]) {
-      fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) +
-                        ".." + std::to_string(last) + " outside 0.." +
-                        std::to_string(x.shape[d] - 1) + " of shape " + shape_string(x.shape));
+      fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) + ".." +
+                        std::to_string(last) + " outside 0.." + std::to_string(x.shape[d] - 1) +
+                        " of shape " + shape_string(x.shape));
     }
   }
   return {x.dtype, node.shape};
@@ -246,8 +242,8 @@ TensorType infer_concatenate(const Node& node) {
                               std::to_string(axis));
     }
     if (__builtin_add_overflow(shape[axis], other.shape[axis], &shape[axis])) {
-      fail("concatenate", "the joined axis " + std::to_string(axis) +
-                              " has more elements than fit in int64");
+      fail("concatenate",
+           "the joined axis " + std::to_string(axis) + " has more elements than fit in int64");
     }
   }
   return {first.dtype, std::move(shape)};
@@ -257,7 +253,8 @@ TensorType infer_matmul(const Node& node) {
   const Node& a = *node.inputs[0];
   const Node& b = *node.inputs[1];
   const std::string shapes = shape_string(a.shape) + " and " + shape_string(b.shape);
-  if (a.ndim() < 2 || b.ndim() < 2) fail("matmul", "the IR needs operands of rank >= 2, got " + shapes);
+  if (a.ndim() < 2 || b.ndim() < 2)
+    fail("matmul", "the IR needs operands of rank >= 2, got " + shapes);
   if (a.dtype != b.dtype) {
     fail("matmul", std::string("operand dtypes ") + dtype_name(a.dtype) + " and " +
                        dtype_name(b.dtype) + " differ; the IR needs one dtype");
@@ -284,9 +281,8 @@ TensorType infer_movement(const Node& node) {
       check_dimensions("reshape", node.shape);
       if (node.size() != x.size()) {
         fail("reshape", "cannot reshape " + shape_string(x.shape) + " (" +
-                            std::to_string(x.size()) + " elements) to " +
-                            shape_string(node.shape) + " (" + std::to_string(node.size()) +
-                            " elements)");
+                            std::to_string(x.size()) + " elements) to " + shape_string(node.shape) +
+                            " (" + std::to_string(node.size()) + " elements)");
       }
       return {x.dtype, node.shape};
     case Op::BroadcastTo: {

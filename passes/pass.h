@@ -15,10 +15,10 @@ struct MemoryPlan;  // passes/memory_plan.h
 
 /// Settings that passes read (each also an environment variable, see frontend/settings.h).
 struct PassOptions {
-  bool fusion = true;             // LZ_FUSION=0: one kernel per op
-  int max_kernel_ops = 64;        // bigger kernels are split (compile time grows with size)
-  int max_kernel_inputs = 16;     // so are kernels reading more buffers than this
-  int streams = 2;                // streams the scheduler may spread independent kernels over
+  bool fusion = true;          // LZ_FUSION=0: one kernel per op
+  int max_kernel_ops = 64;     // bigger kernels are split (compile time grows with size)
+  int max_kernel_inputs = 16;  // so are kernels reading more buffers than this
+  int streams = 2;             // streams the scheduler may spread independent kernels over
 };
 
 /// What a pipeline works on: a private copy of the pending graph (ir::clone_graph), which passes
@@ -32,9 +32,9 @@ struct PassContext {
 
   ir::Graph graph;
   PassOptions options;
-  std::unique_ptr<FusionPlan> fusion;    // set by "fuse"
-  std::unique_ptr<Schedule> schedule;    // set by "schedule" (needs "fuse")
-  std::unique_ptr<MemoryPlan> memory;    // set by "memplan" (needs "schedule")
+  std::unique_ptr<FusionPlan> fusion;  // set by "fuse"
+  std::unique_ptr<Schedule> schedule;  // set by "schedule" (needs "fuse")
+  std::unique_ptr<MemoryPlan> memory;  // set by "memplan" (needs "schedule")
 };
 
 /// One named transformation or analysis; a pass is small and does one thing.
@@ -49,12 +49,12 @@ class Pass {
 /// The passes by name. Throws lz::Error naming the known passes for an unknown name.
 std::unique_ptr<Pass> make_pass(std::string_view name);
 
-std::unique_ptr<Pass> make_dead_code_elimination();     // "dce"
+std::unique_ptr<Pass> make_dead_code_elimination();             // "dce"
 std::unique_ptr<Pass> make_common_subexpression_elimination();  // "cse"
-std::unique_ptr<Pass> make_simplification();            // "simplify"
-std::unique_ptr<Pass> make_fusion();                    // "fuse"
-std::unique_ptr<Pass> make_scheduling();                // "schedule"
-std::unique_ptr<Pass> make_memory_planning();           // "memplan"
+std::unique_ptr<Pass> make_simplification();                    // "simplify"
+std::unique_ptr<Pass> make_fusion();                            // "fuse"
+std::unique_ptr<Pass> make_scheduling();                        // "schedule"
+std::unique_ptr<Pass> make_memory_planning();                   // "memplan"
 
 /// The context as text: the graph (ir/printer.h format), then, once computed, the kernels with the
 /// reasons fusion stopped, the schedule and the memory plan.

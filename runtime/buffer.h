@@ -26,9 +26,13 @@ class Buffer {
   const void* data() const { return data_; }
   /// Typed view; bool tensors are read as `bool` (one byte each).
   template <class T>
-  T* data_as() { return static_cast<T*>(data_); }
+  T* data_as() {
+    return static_cast<T*>(data_);
+  }
   template <class T>
-  const T* data_as() const { return static_cast<const T*>(data_); }
+  const T* data_as() const {
+    return static_cast<const T*>(data_);
+  }
 
  private:
   Buffer(DType dtype, int64_t size, void* data) : dtype_(dtype), size_(size), data_(data) {}

@@ -85,24 +85,14 @@ std::shared_ptr<Buffer> interpret_node(const ir::Node& node,
   check_inputs(node, inputs);
   std::shared_ptr<Buffer> out = Buffer::allocate(node.dtype, node.size());
   switch (ir::op_info(node.op).kind) {
-    case ir::OpKind::Leaf:
-      detail::interpret_leaf(node, *out);
-      break;
-    case ir::OpKind::Unary:
-      detail::interpret_unary(node, *inputs[0], *out);
-      break;
-    case ir::OpKind::Binary:
-      detail::interpret_binary(node, *inputs[0], *inputs[1], *out);
-      break;
+    case ir::OpKind::Leaf: detail::interpret_leaf(node, *out); break;
+    case ir::OpKind::Unary: detail::interpret_unary(node, *inputs[0], *out); break;
+    case ir::OpKind::Binary: detail::interpret_binary(node, *inputs[0], *inputs[1], *out); break;
     case ir::OpKind::Ternary:
       detail::interpret_where(node, *inputs[0], *inputs[1], *inputs[2], *out);
       break;
-    case ir::OpKind::Reduction:
-      detail::interpret_reduction(node, *inputs[0], *out);
-      break;
-    case ir::OpKind::Movement:
-      detail::interpret_movement(node, inputs, *out);
-      break;
+    case ir::OpKind::Reduction: detail::interpret_reduction(node, *inputs[0], *out); break;
+    case ir::OpKind::Movement: detail::interpret_movement(node, inputs, *out); break;
     case ir::OpKind::LinearAlgebra:
       detail::interpret_matmul(node, *inputs[0], *inputs[1], *out);
       break;

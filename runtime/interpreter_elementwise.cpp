@@ -27,48 +27,32 @@ void unary_floating(const ir::Node& node, const T* x, T* out, int64_t size) {
     });
   };
   switch (node.op) {
-    case ir::Op::Exp:
-      return in_double([](double v) { return std::exp(v); });
-    case ir::Op::Log:
-      return in_double([](double v) { return std::log(v); });
-    case ir::Op::Sqrt:
-      return in_double([](double v) { return std::sqrt(v); });
-    case ir::Op::Rsqrt:
-      return in_double([](double v) { return 1.0 / std::sqrt(v); });
-    case ir::Op::Sin:
-      return in_double([](double v) { return std::sin(v); });
-    case ir::Op::Cos:
-      return in_double([](double v) { return std::cos(v); });
-    case ir::Op::Tanh:
-      return in_double([](double v) { return std::tanh(v); });
-    case ir::Op::Sigmoid:
-      return in_double([](double v) { return 1.0 / (1.0 + std::exp(-v)); });
-    case ir::Op::Neg:
-      return map_elements(x, out, size, [](T v) { return -v; });
-    case ir::Op::Abs:
-      return map_elements(x, out, size, [](T v) { return std::abs(v); });
-    case ir::Op::Square:
-      return map_elements(x, out, size, [](T v) { return v * v; });
+    case ir::Op::Exp: return in_double([](double v) { return std::exp(v); });
+    case ir::Op::Log: return in_double([](double v) { return std::log(v); });
+    case ir::Op::Sqrt: return in_double([](double v) { return std::sqrt(v); });
+    case ir::Op::Rsqrt: return in_double([](double v) { return 1.0 / std::sqrt(v); });
+    case ir::Op::Sin: return in_double([](double v) { return std::sin(v); });
+    case ir::Op::Cos: return in_double([](double v) { return std::cos(v); });
+    case ir::Op::Tanh: return in_double([](double v) { return std::tanh(v); });
+    case ir::Op::Sigmoid: return in_double([](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+    case ir::Op::Neg: return map_elements(x, out, size, [](T v) { return -v; });
+    case ir::Op::Abs: return map_elements(x, out, size, [](T v) { return std::abs(v); });
+    case ir::Op::Square: return map_elements(x, out, size, [](T v) { return v * v; });
     case ir::Op::Relu:
       return map_elements(x, out, size, [](T v) { return std::isnan(v) || v > 0 ? v : T{0}; });
-    default:
-      fail_unsupported_dtype(node, node.inputs[0]->dtype);
+    default: fail_unsupported_dtype(node, node.inputs[0]->dtype);
   }
 }
 
 template <class T>
 void unary_integer(const ir::Node& node, const T* x, T* out, int64_t size) {
   switch (node.op) {
-    case ir::Op::Neg:
-      return map_elements(x, out, size, [](T v) { return wrapping_sub(T{0}, v); });
+    case ir::Op::Neg: return map_elements(x, out, size, [](T v) { return wrapping_sub(T{0}, v); });
     case ir::Op::Abs:
       return map_elements(x, out, size, [](T v) { return v < 0 ? wrapping_sub(T{0}, v) : v; });
-    case ir::Op::Square:
-      return map_elements(x, out, size, [](T v) { return wrapping_mul(v, v); });
-    case ir::Op::Relu:
-      return map_elements(x, out, size, [](T v) { return v > 0 ? v : T{0}; });
-    default:
-      fail_unsupported_dtype(node, node.inputs[0]->dtype);
+    case ir::Op::Square: return map_elements(x, out, size, [](T v) { return wrapping_mul(v, v); });
+    case ir::Op::Relu: return map_elements(x, out, size, [](T v) { return v > 0 ? v : T{0}; });
+    default: fail_unsupported_dtype(node, node.inputs[0]->dtype);
   }
 }
 
@@ -141,48 +125,31 @@ void arithmetic(const ir::Node& node, const T* a, const T* b, T* out) {
   if constexpr (kIsFloating<T>) {
     // Computed in double, rounded once to T.
     switch (node.op) {
-      case ir::Op::Add:
-        return run([](T x, T y) { return static_cast<T>(double{x} + double{y}); });
-      case ir::Op::Sub:
-        return run([](T x, T y) { return static_cast<T>(double{x} - double{y}); });
-      case ir::Op::Mul:
-        return run([](T x, T y) { return static_cast<T>(double{x} * double{y}); });
-      case ir::Op::Div:
-        return run([](T x, T y) { return static_cast<T>(double{x} / double{y}); });
+      case ir::Op::Add: return run([](T x, T y) { return static_cast<T>(double{x} + double{y}); });
+      case ir::Op::Sub: return run([](T x, T y) { return static_cast<T>(double{x} - double{y}); });
+      case ir::Op::Mul: return run([](T x, T y) { return static_cast<T>(double{x} * double{y}); });
+      case ir::Op::Div: return run([](T x, T y) { return static_cast<T>(double{x} / double{y}); });
       case ir::Op::Pow:
         return run([](T x, T y) { return static_cast<T>(std::pow(double{x}, double{y})); });
-      case ir::Op::Maximum:
-        return run(nan_propagating_maximum<T>);
-      case ir::Op::Minimum:
-        return run(nan_propagating_minimum<T>);
-      default:
-        break;
+      case ir::Op::Maximum: return run(nan_propagating_maximum<T>);
+      case ir::Op::Minimum: return run(nan_propagating_minimum<T>);
+      default: break;
     }
   } else if constexpr (kIsInteger<T>) {
     switch (node.op) {
-      case ir::Op::Add:
-        return run(wrapping_add<T>);
-      case ir::Op::Sub:
-        return run(wrapping_sub<T>);
-      case ir::Op::Mul:
-        return run(wrapping_mul<T>);
-      case ir::Op::Pow:
-        return run(integer_pow<T>);
-      case ir::Op::Maximum:
-        return run([](T x, T y) { return std::max(x, y); });
-      case ir::Op::Minimum:
-        return run([](T x, T y) { return std::min(x, y); });
-      default:
-        break;
+      case ir::Op::Add: return run(wrapping_add<T>);
+      case ir::Op::Sub: return run(wrapping_sub<T>);
+      case ir::Op::Mul: return run(wrapping_mul<T>);
+      case ir::Op::Pow: return run(integer_pow<T>);
+      case ir::Op::Maximum: return run([](T x, T y) { return std::max(x, y); });
+      case ir::Op::Minimum: return run([](T x, T y) { return std::min(x, y); });
+      default: break;
     }
   } else {
     switch (node.op) {
-      case ir::Op::Maximum:
-        return run([](bool x, bool y) { return x || y; });
-      case ir::Op::Minimum:
-        return run([](bool x, bool y) { return x && y; });
-      default:
-        break;
+      case ir::Op::Maximum: return run([](bool x, bool y) { return x || y; });
+      case ir::Op::Minimum: return run([](bool x, bool y) { return x && y; });
+      default: break;
     }
   }
   fail_unsupported_dtype(node, node.inputs[0]->dtype);
@@ -193,20 +160,13 @@ template <class T>
 void comparison(const ir::Node& node, const T* a, const T* b, bool* out) {
   const auto run = [&](auto function) { broadcast_binary(node, a, b, out, function); };
   switch (node.op) {
-    case ir::Op::Equal:
-      return run([](T x, T y) { return x == y; });
-    case ir::Op::NotEqual:
-      return run([](T x, T y) { return x != y; });
-    case ir::Op::Less:
-      return run([](T x, T y) { return x < y; });
-    case ir::Op::LessEqual:
-      return run([](T x, T y) { return x <= y; });
-    case ir::Op::Greater:
-      return run([](T x, T y) { return x > y; });
-    case ir::Op::GreaterEqual:
-      return run([](T x, T y) { return x >= y; });
-    default:
-      fail_unsupported_dtype(node, node.inputs[0]->dtype);
+    case ir::Op::Equal: return run([](T x, T y) { return x == y; });
+    case ir::Op::NotEqual: return run([](T x, T y) { return x != y; });
+    case ir::Op::Less: return run([](T x, T y) { return x < y; });
+    case ir::Op::LessEqual: return run([](T x, T y) { return x <= y; });
+    case ir::Op::Greater: return run([](T x, T y) { return x > y; });
+    case ir::Op::GreaterEqual: return run([](T x, T y) { return x >= y; });
+    default: fail_unsupported_dtype(node, node.inputs[0]->dtype);
   }
 }
 

@@ -20,16 +20,11 @@ namespace lz::runtime::detail {
 template <class Visit>
 decltype(auto) visit_dtype(DType dtype, Visit&& visit) {
   switch (dtype) {
-    case DType::Float32:
-      return visit(std::type_identity<float>{});
-    case DType::Float64:
-      return visit(std::type_identity<double>{});
-    case DType::Int32:
-      return visit(std::type_identity<int32_t>{});
-    case DType::Int64:
-      return visit(std::type_identity<int64_t>{});
-    case DType::Bool:
-      break;
+    case DType::Float32: return visit(std::type_identity<float>{});
+    case DType::Float64: return visit(std::type_identity<double>{});
+    case DType::Int32: return visit(std::type_identity<int32_t>{});
+    case DType::Int64: return visit(std::type_identity<int64_t>{});
+    case DType::Bool: break;
   }
   return visit(std::type_identity<bool>{});
 }

@@ -81,20 +81,11 @@ void interpret_leaf(const ir::Node& node, Buffer& out) {
   visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
     T* values = out.data_as<T>();
     switch (node.op) {
-      case ir::Op::Full:
-        fill(node, values);
-        break;
-      case ir::Op::Arange:
-        arange(node, values);
-        break;
-      case ir::Op::RandomUniform:
-        random_uniform(node, values);
-        break;
-      case ir::Op::RandomNormal:
-        random_normal(node, values);
-        break;
-      default:
-        fail_unsupported_dtype(node, node.dtype);
+      case ir::Op::Full: fill(node, values); break;
+      case ir::Op::Arange: arange(node, values); break;
+      case ir::Op::RandomUniform: random_uniform(node, values); break;
+      case ir::Op::RandomNormal: random_normal(node, values); break;
+      default: fail_unsupported_dtype(node, node.dtype);
     }
   });
 }

@@ -67,16 +67,12 @@ void interpret_movement(const ir::Node& node, std::span<const Buffer* const> inp
       // Same elements in the same row-major order.
       if (out.bytes() > 0) std::memcpy(out.data(), x.data(), out.bytes());
       return;
-    case ir::Op::Transpose:
-      return transpose(node, x, out);
+    case ir::Op::Transpose: return transpose(node, x, out);
     case ir::Op::BroadcastTo:
       return gather(node, x, broadcast_strides(node.inputs[0]->shape, node.shape), 0, out);
-    case ir::Op::Slice:
-      return slice(node, x, out);
-    case ir::Op::Concatenate:
-      return concatenate(node, inputs, out);
-    default:
-      fail_unsupported_dtype(node, node.dtype);
+    case ir::Op::Slice: return slice(node, x, out);
+    case ir::Op::Concatenate: return concatenate(node, inputs, out);
+    default: fail_unsupported_dtype(node, node.dtype);
   }
 }
 

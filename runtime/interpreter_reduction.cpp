@@ -105,16 +105,11 @@ void interpret_reduction(const ir::Node& node, const Buffer& x, Buffer& out) {
   visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
     const T* in = x.data_as<T>();
     switch (node.op) {
-      case ir::Op::Sum:
-        return sum(node, in, out.data_as<T>());
-      case ir::Op::Max:
-        return extremum(node, in, out.data_as<T>(), /*is_max=*/true);
-      case ir::Op::Min:
-        return extremum(node, in, out.data_as<T>(), /*is_max=*/false);
-      case ir::Op::Argmax:
-        return argmax(node, in, out.data_as<int64_t>());
-      default:
-        fail_unsupported_dtype(node, x.dtype());
+      case ir::Op::Sum: return sum(node, in, out.data_as<T>());
+      case ir::Op::Max: return extremum(node, in, out.data_as<T>(), /*is_max=*/true);
+      case ir::Op::Min: return extremum(node, in, out.data_as<T>(), /*is_max=*/false);
+      case ir::Op::Argmax: return argmax(node, in, out.data_as<int64_t>());
+      default: fail_unsupported_dtype(node, x.dtype());
     }
   });
 }

@@ -3,10 +3,10 @@
 #include <numeric>
 #include <unordered_map>
 
-#include "passes/fusion_plan.h"
-#include "passes/schedule.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
+#include "passes/fusion_plan.h"
+#include "passes/schedule.h"
 #include "runtime/interpreter.h"
 #include "runtime/statistics.h"
 
@@ -48,7 +48,8 @@ BufferPtr compute(const ir::Node& node, std::span<const Buffer* const> inputs) {
 
 std::vector<BufferPtr> execute(const passes::PassContext& context) {
   const ir::Graph& graph = context.graph;
-  const passes::FusionPlan unfused = context.fusion ? passes::FusionPlan{} : one_kernel_per_node(graph);
+  const passes::FusionPlan unfused =
+      context.fusion ? passes::FusionPlan{} : one_kernel_per_node(graph);
   const std::vector<passes::Kernel>& kernels =
       context.fusion ? context.fusion->kernels : unfused.kernels;
 

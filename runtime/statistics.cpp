@@ -24,8 +24,8 @@ Stats stats() {
 void reset_stats() {
   runtime::Counters& c = runtime::counters();
   for (std::atomic<int64_t>* counter :
-       {&c.evaluations, &c.nodes_evaluated, &c.kernels_launched, &c.kernels_compiled,
-        &c.cache_hits, &c.cache_misses, &c.bytes_allocated}) {
+       {&c.evaluations, &c.nodes_evaluated, &c.kernels_launched, &c.kernels_compiled, &c.cache_hits,
+        &c.cache_misses, &c.bytes_allocated}) {
     counter->store(0, std::memory_order_relaxed);
   }
 }

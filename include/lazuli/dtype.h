@@ -36,12 +36,18 @@ inline bool is_integer(DType dtype) { return dtype == int32 || dtype == int64; }
 /// The dtype of C++ element type T (float, double, int32_t, int64_t, bool).
 template <class T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, float>) return float32;
-  else if constexpr (std::is_same_v<T, double>) return float64;
-  else if constexpr (std::is_same_v<T, int32_t>) return int32;
-  else if constexpr (std::is_same_v<T, int64_t>) return int64;
-  else if constexpr (std::is_same_v<T, bool>) return bool_;
-  else static_assert(sizeof(T) == 0, "lazuli tensors hold float, double, int32_t, int64_t or bool");
+  if constexpr (std::is_same_v<T, float>)
+    return float32;
+  else if constexpr (std::is_same_v<T, double>)
+    return float64;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return int32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return int64;
+  else if constexpr (std::is_same_v<T, bool>)
+    return bool_;
+  else
+    static_assert(sizeof(T) == 0, "lazuli tensors hold float, double, int32_t, int64_t or bool");
 }
 
 /// Number of elements of a shape (1 for a 0-d shape).

@@ -22,12 +22,12 @@ const char* evaluation_reason_name(EvaluationReason reason);
 
 /// One forced evaluation of the pending graph.
 struct EvaluationRecord {
-  uint64_t number = 0;          // 1 for the first evaluation of the process
-  EvaluationReason reason{};    // the blocking point that forced it
-  std::string location;         // "file:line" of the user's call that blocked
-  int64_t nodes = 0;            // recorded nodes computed
-  int64_t kernels = 0;          // kernels launched for them
-  double milliseconds = 0;      // wall time of the evaluation
+  uint64_t number = 0;        // 1 for the first evaluation of the process
+  EvaluationReason reason{};  // the blocking point that forced it
+  std::string location;       // "file:line" of the user's call that blocked
+  int64_t nodes = 0;          // recorded nodes computed
+  int64_t kernels = 0;        // kernels launched for them
+  double milliseconds = 0;    // wall time of the evaluation
 };
 /// The most recent evaluation; number == 0 if there was none.
 EvaluationRecord last_evaluation();

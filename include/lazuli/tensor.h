@@ -26,8 +26,7 @@ concept Number = std::is_arithmetic_v<T>;
 /// The C++ types of tensor elements: float, double, int32_t, int64_t, bool.
 template <class T>
 concept Element = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                  std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> ||
-                  std::is_same_v<T, bool>;
+    std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t> || std::is_same_v<T, bool>;
 
 /// A C++ number kept with its category, which decides the result dtype as in PyTorch: a scalar
 /// never widens a tensor of its own category (float32 * 2.0 stays float32), but an int tensor times
@@ -131,8 +130,8 @@ class Tensor {
   std::shared_ptr<ir::Node> node_;
 };
 
-#define LZ_DECLARE_READ(T)                                              \
-  extern template T Tensor::item<T>(std::source_location) const;                       \
+#define LZ_DECLARE_READ(T)                                       \
+  extern template T Tensor::item<T>(std::source_location) const; \
   extern template std::vector<T> Tensor::to_vector<T>(std::source_location) const;
 LZ_DECLARE_READ(float)
 LZ_DECLARE_READ(double)
@@ -145,13 +144,14 @@ LZ_DECLARE_READ(bool)
 
 /// A tensor holding a copy of `data` (row-major) with the given shape.
 template <Element T>
-  requires(!std::is_same_v<T, bool>)
-Tensor from_vector(const std::vector<T>& data, Shape shape, Device device = default_device(),
-                   LZ_HERE);
+requires(!std::is_same_v<T, bool>) Tensor
+    from_vector(const std::vector<T>& data, Shape shape, Device device = default_device(), LZ_HERE);
 extern template Tensor from_vector(const std::vector<float>&, Shape, Device, std::source_location);
 extern template Tensor from_vector(const std::vector<double>&, Shape, Device, std::source_location);
-extern template Tensor from_vector(const std::vector<int32_t>&, Shape, Device, std::source_location);
-extern template Tensor from_vector(const std::vector<int64_t>&, Shape, Device, std::source_location);
+extern template Tensor from_vector(const std::vector<int32_t>&, Shape, Device,
+                                   std::source_location);
+extern template Tensor from_vector(const std::vector<int64_t>&, Shape, Device,
+                                   std::source_location);
 
 Tensor full(Shape shape, double value, DType dtype = float32, LZ_HERE);
 Tensor zeros(Shape shape, DType dtype = float32, LZ_HERE);

@@ -227,13 +227,11 @@ lz::Tensor make_tensor(const TensorData& data) {
     case lz::DType::Float32:
       return lz::from_vector(std::vector<float>(data.floats.begin(), data.floats.end()),
                              data.shape);
-    case lz::DType::Float64:
-      return lz::from_vector(data.floats, data.shape);
+    case lz::DType::Float64: return lz::from_vector(data.floats, data.shape);
     case lz::DType::Int32:
       return lz::from_vector(std::vector<int32_t>(data.integers.begin(), data.integers.end()),
                              data.shape);
-    case lz::DType::Int64:
-      return lz::from_vector(data.integers, data.shape);
+    case lz::DType::Int64: return lz::from_vector(data.integers, data.shape);
     case lz::DType::Bool:
       // from_vector has no bool overload (std::vector<bool> is not contiguous): go through int32.
       return lz::from_vector(std::vector<int32_t>(data.integers.begin(), data.integers.end()),
@@ -585,16 +583,11 @@ void expect_result(const Case& test_case, const lz::Tensor& actual) {
   ASSERT_EQ(std::string(lz::dtype_name(actual.dtype())), lz::dtype_name(expected.dtype)) << where;
   if (actual.shape() != expected.shape) return;
   switch (expected.dtype) {
-    case lz::DType::Float32:
-      return expect_values(test_case, actual.to_vector<float>());
-    case lz::DType::Float64:
-      return expect_values(test_case, actual.to_vector<double>());
-    case lz::DType::Int32:
-      return expect_values(test_case, actual.to_vector<int32_t>());
-    case lz::DType::Int64:
-      return expect_values(test_case, actual.to_vector<int64_t>());
-    case lz::DType::Bool:
-      return expect_values(test_case, actual.to_vector<bool>());
+    case lz::DType::Float32: return expect_values(test_case, actual.to_vector<float>());
+    case lz::DType::Float64: return expect_values(test_case, actual.to_vector<double>());
+    case lz::DType::Int32: return expect_values(test_case, actual.to_vector<int32_t>());
+    case lz::DType::Int64: return expect_values(test_case, actual.to_vector<int64_t>());
+    case lz::DType::Bool: return expect_values(test_case, actual.to_vector<bool>());
   }
 }
 

@@ -57,11 +57,9 @@ TEST(PrintingTest, LargeTensorsElideTheMiddleOfEachAxis) {
             "tensor([   0.,    1.,    2., ..., 1997., 1998., 1999.], shape=(2000), "
             "dtype=float32)");
   const std::string matrix = printed(lz::reshape(lz::arange(0, 1100, 1, lz::int32), {110, 10}));
-  EXPECT_NE(matrix.find("[   0,    1,    2, ...,    7,    8,    9],"), std::string::npos)
-      << matrix;
+  EXPECT_NE(matrix.find("[   0,    1,    2, ...,    7,    8,    9],"), std::string::npos) << matrix;
   EXPECT_NE(matrix.find(" ...,\n"), std::string::npos) << "rows elided:\n" << matrix;
-  EXPECT_NE(matrix.find("[1090, 1091, 1092, ..., 1097, 1098, 1099]]"), std::string::npos)
-      << matrix;
+  EXPECT_NE(matrix.find("[1090, 1091, 1092, ..., 1097, 1098, 1099]]"), std::string::npos) << matrix;
 }
 
 TEST(PrintingTest, NonFiniteFloats) {

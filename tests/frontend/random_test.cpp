@@ -44,8 +44,8 @@ TEST(RandomTest, UniformStaysInRangeWithTheRightMoments) {
   }
   const double mean = total / values.size();
   const double variance = squares / values.size() - mean * mean;
-  EXPECT_NEAR(mean, 2.0, 0.05);             // (low + high) / 2
-  EXPECT_NEAR(variance, 64.0 / 12, 0.1);    // (high - low)^2 / 12
+  EXPECT_NEAR(mean, 2.0, 0.05);           // (low + high) / 2
+  EXPECT_NEAR(variance, 64.0 / 12, 0.1);  // (high - low)^2 / 12
 }
 
 TEST(RandomTest, NormalHasTheRequestedMeanAndDeviation) {

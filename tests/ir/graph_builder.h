@@ -66,10 +66,8 @@ inline Graph graph_of(std::vector<NodePtr> outputs) { return Graph::collect(outp
 /// then fail until a sample (and printing, parsing, hashing support) is written for it.
 inline NodePtr sample_node(Op op) {
   switch (op) {
-    case Op::Data:
-      return data(float32, {3, 4});
-    case Op::Full:
-      return full(float64, {2}, ScalarParam::of(0.1));
+    case Op::Data: return data(float32, {3, 4});
+    case Op::Full: return full(float64, {2}, ScalarParam::of(0.1));
     case Op::Arange:
       return leaf(op, int64, {5}, [](Node& node) {
         node.params[0] = ScalarParam::of_integer(-3);
@@ -98,8 +96,7 @@ inline NodePtr sample_node(Op op) {
     case Op::Sigmoid:
     case Op::Relu:
     case Op::Abs:
-    case Op::Square:
-      return make_node(op, {data(float32, {2, 3})});
+    case Op::Square: return make_node(op, {data(float32, {2, 3})});
     case Op::Astype:
       return make_node(op, {data(float32, {2, 3})}, [](Node& node) { node.dtype = int32; });
     case Op::Add:
@@ -114,31 +111,24 @@ inline NodePtr sample_node(Op op) {
     case Op::Less:
     case Op::LessEqual:
     case Op::Greater:
-    case Op::GreaterEqual:
-      return make_node(op, {data(float32, {3, 1}), data(float32, {4})});
+    case Op::GreaterEqual: return make_node(op, {data(float32, {3, 1}), data(float32, {4})});
     case Op::Where:
       return make_node(op, {data(bool_, {3, 1}), data(float32, {4}), data(float32, {3, 4})});
-    case Op::Sum:
-      return reduce(op, data(float32, {2, 3, 4}), {0, 2}, true);
-    case Op::Max:
-      return reduce(op, data(float64, {2, 3, 4}), {1}, false);
-    case Op::Min:
-      return reduce(op, data(int64, {2, 3}), {0, 1}, false);
-    case Op::Argmax:
-      return reduce(op, data(int32, {2, 3, 4}), {2}, true);
+    case Op::Sum: return reduce(op, data(float32, {2, 3, 4}), {0, 2}, true);
+    case Op::Max: return reduce(op, data(float64, {2, 3, 4}), {1}, false);
+    case Op::Min: return reduce(op, data(int64, {2, 3}), {0, 1}, false);
+    case Op::Argmax: return reduce(op, data(int32, {2, 3, 4}), {2}, true);
     case Op::Reshape:
       return make_node(op, {data(float32, {2, 6})}, [](Node& node) { node.shape = {3, 4}; });
     case Op::Transpose:
       return make_node(op, {data(float32, {2, 3, 4})}, [](Node& node) { node.axes = {2, 0, 1}; });
     case Op::BroadcastTo:
       return make_node(op, {data(float32, {3, 1})}, [](Node& node) { node.shape = {2, 3, 4}; });
-    case Op::Slice:
-      return slice(data(float32, {5, 6}), {4, 0}, {-2, 3}, {3, 2});
+    case Op::Slice: return slice(data(float32, {5, 6}), {4, 0}, {-2, 3}, {3, 2});
     case Op::Concatenate:
       return make_node(op, {data(float32, {2, 3}), data(float32, {2, 1}), data(float32, {2, 2})},
                        [](Node& node) { node.axes = {1}; });
-    case Op::MatMul:
-      return make_node(op, {data(float32, {5, 2, 3}), data(float32, {3, 4})});
+    case Op::MatMul: return make_node(op, {data(float32, {5, 2, 3}), data(float32, {3, 4})});
   }
   return nullptr;
 }
