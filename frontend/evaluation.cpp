@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <regex>
 
 #include "frontend/settings.h"
 #include "ir/clone.h"
@@ -15,6 +16,7 @@
 #include "ir/pending_list.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
+#include "lazuli/stats.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass_manager.h"
 #include "runtime/kernel_executor.h"
@@ -60,8 +62,8 @@ void dump(const std::string& directory, const ir::Graph& graph, const Evaluation
   const std::filesystem::path base = std::filesystem::path(directory) /
                                      (prefix + std::string(evaluation_reason_name(record.reason)));
   std::ofstream(base.string() + ".lzir")
-      << "# evaluation " << record.number << ": " << evaluation_reason_name(record.reason) << " at "
-      << record.location << "\n"
+      << "// evaluation " << record.number << ": " << evaluation_reason_name(record.reason)
+      << " at " << record.location << "\n"
       << ir::print_graph(graph);
   std::ofstream(base.string() + ".dot") << ir::graph_to_dot(graph);
   if (error) std::cerr << "[lazuli] cannot create LZ_DUMP directory " << directory << "\n";
@@ -78,11 +80,15 @@ std::vector<std::string> split_names(const std::string& comma_separated) {
   return names;
 }
 
-/// Writes the context after each pass into `folder`, numbered in pipeline order.
-passes::PassManager::Observer dump_each_pass(const std::filesystem::path& folder) {
+/// Writes the context after each pass whose name matches `selected` into `folder`, numbered in
+/// pipeline order ("input", the graph before the first pass, is position 0).
+passes::PassManager::Observer dump_passes(const std::filesystem::path& folder,
+                                          const std::string& selected) {
   std::error_code error;
   std::filesystem::create_directories(folder, error);
-  return [folder](int position, std::string_view pass, const passes::PassContext& context) {
+  return [folder, pattern = std::regex(selected)](int position, std::string_view pass,
+                                                  const passes::PassContext& context) {
+    if (!std::regex_match(pass.begin(), pass.end(), pattern)) return;
     char name[64];
     std::snprintf(name, sizeof(name), "%04d.%s%.*s.lzir", position, position == 0 ? "" : "after_",
                   static_cast<int>(pass.size()), pass.data());
@@ -115,7 +121,8 @@ void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason
     char folder[48];
     std::snprintf(folder, sizeof(folder), "%04llu.%s",
                   static_cast<unsigned long long>(record.number), evaluation_reason_name(reason));
-    manager.set_observer(dump_each_pass(std::filesystem::path(settings.dump_directory) / folder));
+    manager.set_observer(
+        dump_passes(std::filesystem::path(settings.dump_directory) / folder, settings.dump_passes));
   }
   std::vector<std::shared_ptr<runtime::Buffer>> results;
   try {
@@ -155,6 +162,14 @@ void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason
       std::fprintf(stderr, "[lazuli]   pass %s: %.3f ms\n", timing.pass.c_str(),
                    timing.milliseconds);
     }
+    const Stats totals = stats();
+    std::fprintf(stderr,
+                 "[lazuli]   totals: evaluations=%lld nodes=%lld kernels_launched=%lld "
+                 "bytes_allocated=%lld\n",
+                 static_cast<long long>(totals.evaluations),
+                 static_cast<long long>(totals.nodes_evaluated),
+                 static_cast<long long>(totals.kernels_launched),
+                 static_cast<long long>(totals.bytes_allocated));
   }
   last_record = std::move(record);
 }

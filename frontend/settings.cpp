@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
+#include <regex>
 #include <string_view>
 
 namespace lz::frontend {
@@ -29,6 +30,7 @@ struct SettingsStore {
     if (const char* fusion = std::getenv("LZ_FUSION"))
       settings.fusion = std::string_view(fusion) != "0";
     if (const char* off = std::getenv("LZ_PASSES_OFF")) settings.disabled_passes = off;
+    if (const char* dumped = std::getenv("LZ_DUMP_PASSES")) settings.dump_passes = dumped;
   }
 };
 
@@ -61,6 +63,13 @@ void set_dump_directory(const std::string& directory) {
 void set_fusion(bool enabled) {
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.fusion = enabled;
+}
+
+void set_dump_passes(const std::string& pattern) {
+  const std::regex validated(pattern);  // an invalid pattern throws here, not at an evaluation
+  (void)validated;
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.dump_passes = pattern;
 }
 
 void set_disabled_passes(const std::string& comma_separated_names) {

@@ -13,6 +13,7 @@ struct Settings {
   std::string dump_directory;          // LZ_DUMP=dir; empty: no dumps
   bool fusion = true;                  // LZ_FUSION=0: off
   std::string disabled_passes;         // LZ_PASSES_OFF=name,name
+  std::string dump_passes = ".*";      // LZ_DUMP_PASSES=regex: passes dumped under LZ_DUMP
 };
 
 /// A copy of the current settings (safe to call from any thread).

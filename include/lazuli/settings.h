@@ -15,6 +15,11 @@ void set_log_level(LogLevel level);
 /// the folder NNNN.<reason>/, the IR after each pass (0003.after_fuse.lzir). Empty: off.
 void set_dump_directory(const std::string& directory);
 
+/// LZ_DUMP_PASSES=regex: which passes LZ_DUMP writes the IR after ("fuse|schedule"; "input" is
+/// the graph before the first pass). Default ".*", all of them. Throws std::regex_error for an
+/// invalid pattern.
+void set_dump_passes(const std::string& pattern);
+
 /// LZ_FUSION=0 turns fusion off: one kernel per op, for fused-versus-unfused comparisons.
 void set_fusion(bool enabled);
 

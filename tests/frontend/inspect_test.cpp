@@ -1,11 +1,14 @@
 // Inspection: the IR text behind tensors, dumps per evaluation, the log line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <lazuli/lazuli.h>
+
+#include "ir/parser.h"
 
 namespace {
 
@@ -49,10 +52,33 @@ TEST(InspectTest, DumpDirectoryGetsIrAndDotPerEvaluation) {
   EXPECT_NE(ir.find("sum("), std::string::npos) << ir;
   EXPECT_NE(ir.find("item at "), std::string::npos) << ir;
   EXPECT_NE(read_file(directory / (std::string(name) + ".dot")).find("digraph"), std::string::npos);
+  // The recorded graph replays: it parses back (lazuli-opt reads the same format).
+  EXPECT_NO_THROW(lz::ir::parse_graph(ir)) << ir;
   // And the context after each pass, numbered in pipeline order.
   const std::string after_fuse = read_file(directory / name / "0005.after_fuse.lzir");
   EXPECT_NE(after_fuse.find("kernel 0"), std::string::npos) << after_fuse;
   EXPECT_NE(read_file(directory / name / "0000.input.lzir").find("sum("), std::string::npos);
+  std::filesystem::remove_all(directory);
+}
+
+TEST(InspectTest, DumpPassesSelectsWhichPassesAreWritten) {
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("lazuli_dump_passes_" + std::to_string(getpid()));
+  std::filesystem::remove_all(directory);
+  lz::set_dump_directory(directory.string());
+  lz::set_dump_passes("fuse|schedule");
+  (lz::arange(0, 5) + 1).wait_to_read();
+  lz::set_dump_passes(".*");
+  lz::set_dump_directory("");
+  char name[32];
+  std::snprintf(name, sizeof(name), "%04llu.wait_to_read",
+                static_cast<unsigned long long>(lz::last_evaluation().number));
+  std::vector<std::string> files;
+  for (const auto& entry : std::filesystem::directory_iterator(directory / name)) {
+    files.push_back(entry.path().filename().string());
+  }
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, std::vector<std::string>({"0005.after_fuse.lzir", "0006.after_schedule.lzir"}));
   std::filesystem::remove_all(directory);
 }
 

@@ -7,12 +7,11 @@
 //   LAZULI_FUZZ_GRAPHS=100000 LAZULI_FUZZ_SEED=1000 build/opt/tests/passes/passes_fuzz_tests
 //
 // A failure prints the graph as IR text and the command that replays it
-// (`lazuli-opt graph.lzir --run --seed=S`): data leaves are filled by the rule of lazuli-opt --run
-// with the graph's seed, so the replay computes the same values.
+// (`lazuli-opt graph.lzir --run --seed=S`): data leaves are filled and outputs compared by
+// runtime/differential_check.h, as in lazuli-opt --run, so the replay computes the same values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -41,7 +40,7 @@
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
 #include "runtime/buffer.h"
-#include "runtime/counter_rng.h"
+#include "runtime/differential_check.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel_executor.h"
 
@@ -69,44 +68,6 @@ const FuzzSettings& fuzz_settings() {
     return result;
   }();
   return settings;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Data leaves: the rule of `lazuli-opt --run` (tools/lazuli-opt/lazuli_opt.cpp), which must stay
-// the same so that printed failures replay. Element i of the leaf at position p, for seed s, comes
-// from random_bits(random_bits(s, p), i): floats uniform in [-2,2), integers in [-5,5), bools the
-// parity of the 64 bits.
-
-template <class T>
-void fill_elements(runtime::Buffer& buffer, uint64_t stream) {
-  T* out = buffer.data_as<T>();
-  for (int64_t i = 0; i < buffer.size(); ++i) {
-    const auto counter = static_cast<uint64_t>(i);
-    if constexpr (std::is_same_v<T, bool>) {
-      out[i] = (std::popcount(runtime::random_bits(stream, counter)) & 1) != 0;
-    } else if constexpr (std::is_floating_point_v<T>) {
-      out[i] = static_cast<T>(runtime::uniform_element(stream, counter, -2.0, 2.0));
-    } else {
-      out[i] = static_cast<T>(std::floor(runtime::uniform_element(stream, counter, -5.0, 5.0)));
-    }
-  }
-}
-
-void fill_data_leaves(const ir::Graph& graph, uint64_t seed) {
-  for (size_t position = 0; position < graph.nodes.size(); ++position) {
-    ir::Node& node = *graph.nodes[position];
-    if (node.op != Op::Data || node.buffer != nullptr) continue;
-    auto buffer = runtime::Buffer::allocate(node.dtype, node.size());
-    const uint64_t stream = runtime::random_bits(seed, position);
-    switch (node.dtype) {
-      case DType::Float32: fill_elements<float>(*buffer, stream); break;
-      case DType::Float64: fill_elements<double>(*buffer, stream); break;
-      case DType::Int32: fill_elements<int32_t>(*buffer, stream); break;
-      case DType::Int64: fill_elements<int64_t>(*buffer, stream); break;
-      case DType::Bool: fill_elements<bool>(*buffer, stream); break;
-    }
-    node.buffer = std::move(buffer);
-  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -722,57 +683,6 @@ class GraphGenerator {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Comparing outputs (the tolerances of lazuli-opt --run).
-
-template <class T>
-bool element_agrees(T reference, T optimized) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(reference) || std::isnan(optimized)) {
-      return std::isnan(reference) && std::isnan(optimized);
-    }
-    if (reference == optimized) return true;
-    const double rtol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-    const double atol = std::is_same_v<T, float> ? 1e-6 : 1e-12;
-    const double difference = std::abs(static_cast<double>(reference) - optimized);
-    return difference <= atol + rtol * std::abs(static_cast<double>(reference));
-  } else {
-    return reference == optimized;
-  }
-}
-
-template <class T>
-std::string compare_elements(const runtime::Buffer& reference, const runtime::Buffer& optimized) {
-  const T* expected = reference.data_as<T>();
-  const T* actual = optimized.data_as<T>();
-  for (int64_t i = 0; i < reference.size(); ++i) {
-    if (element_agrees(expected[i], actual[i])) continue;
-    std::ostringstream message;
-    message.precision(17);
-    message << "element " << i << ": reference " << +expected[i] << ", optimized " << +actual[i];
-    return message.str();
-  }
-  return "";
-}
-
-/// "" when `optimized` matches `reference`, else what differs.
-std::string compare_buffers(const runtime::Buffer* reference, const runtime::Buffer* optimized) {
-  if (reference == nullptr || optimized == nullptr) return "missing buffer";
-  if (reference->dtype() != optimized->dtype() || reference->size() != optimized->size()) {
-    return std::string("optimized holds ") + std::to_string(optimized->size()) + " " +
-           dtype_name(optimized->dtype()) + ", reference " + std::to_string(reference->size()) +
-           " " + dtype_name(reference->dtype());
-  }
-  switch (reference->dtype()) {
-    case DType::Float32: return compare_elements<float>(*reference, *optimized);
-    case DType::Float64: return compare_elements<double>(*reference, *optimized);
-    case DType::Int32: return compare_elements<int32_t>(*reference, *optimized);
-    case DType::Int64: return compare_elements<int64_t>(*reference, *optimized);
-    case DType::Bool: return compare_elements<bool>(*reference, *optimized);
-  }
-  return "unknown dtype";
-}
-
-// ---------------------------------------------------------------------------------------------
 // Running one graph.
 
 struct Variant {
@@ -831,7 +741,8 @@ std::string optimize_and_compare(const ir::Graph& graph,
     const auto position = graph.index();
     for (size_t i = 0; i < graph.outputs.size(); ++i) {
       const int64_t node = position.at(graph.outputs[i].get());
-      const std::string difference = compare_buffers(reference[node].get(), optimized[i].get());
+      const std::string difference = runtime::compare_buffers(
+          reference[node].get(), optimized[i].get(), graph.outputs[i]->shape);
       if (!difference.empty()) {
         return "output " + std::to_string(i) + " (%" + std::to_string(node) + "): " + difference;
       }
@@ -863,7 +774,7 @@ std::string guilty_pass(const ir::Graph& graph,
 /// ("" when everything agrees).
 std::string check_seed(uint64_t seed) {
   ir::Graph graph = GraphGenerator(seed).generate();
-  fill_data_leaves(graph, seed);
+  runtime::fill_data_leaves(graph, seed);
   std::vector<bool> keep(graph.nodes.size(), false);
   const auto position = graph.index();
   for (const NodePtr& output : graph.outputs) keep[position.at(output.get())] = true;

@@ -7,8 +7,6 @@
 //
 // The pass tests (tests/passes/filecheck/*.lzir) drive it through FileCheck, and the differential
 // fuzzer prints failing graphs so that `lazuli-opt --run` replays them.
-#include <bit>
-#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -30,7 +28,7 @@
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
 #include "runtime/buffer.h"
-#include "runtime/counter_rng.h"
+#include "runtime/differential_check.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel_executor.h"
 
@@ -179,126 +177,6 @@ std::string read_input(const std::string& path) {
   return text.str();
 }
 
-// ---------------------------------------------------------------------------------------------
-// Random inputs. The differential fuzzer (tests/passes/differential_fuzz_test.cpp) fills its
-// leaves by the same rule, so a graph it prints replays here with the same values.
-
-template <class T>
-void fill_elements(runtime::Buffer& buffer, uint64_t stream) {
-  T* out = buffer.data_as<T>();
-  for (int64_t i = 0; i < buffer.size(); ++i) {
-    const auto counter = static_cast<uint64_t>(i);
-    if constexpr (std::is_same_v<T, bool>) {
-      out[i] = (std::popcount(runtime::random_bits(stream, counter)) & 1) != 0;
-    } else if constexpr (std::is_floating_point_v<T>) {
-      out[i] = static_cast<T>(runtime::uniform_element(stream, counter, -2.0, 2.0));
-    } else {
-      out[i] = static_cast<T>(std::floor(runtime::uniform_element(stream, counter, -5.0, 5.0)));
-    }
-  }
-}
-
-/// Gives every data leaf of `graph` without a buffer random values (see kUsage).
-void fill_data_leaves(const ir::Graph& graph, uint64_t seed) {
-  for (size_t position = 0; position < graph.nodes.size(); ++position) {
-    ir::Node& node = *graph.nodes[position];
-    if (node.op != ir::Op::Data || node.buffer != nullptr) continue;
-    auto buffer = runtime::Buffer::allocate(node.dtype, node.size());
-    const uint64_t stream = runtime::random_bits(seed, position);
-    switch (node.dtype) {
-      case lz::DType::Float32: fill_elements<float>(*buffer, stream); break;
-      case lz::DType::Float64: fill_elements<double>(*buffer, stream); break;
-      case lz::DType::Int32: fill_elements<int32_t>(*buffer, stream); break;
-      case lz::DType::Int64: fill_elements<int64_t>(*buffer, stream); break;
-      case lz::DType::Bool: fill_elements<bool>(*buffer, stream); break;
-    }
-    node.buffer = std::move(buffer);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Comparing outputs.
-
-/// Whether `optimized` matches the reference `reference` for the dtype's tolerance: f32 within
-/// rtol 1e-5 / atol 1e-6, f64 within 1e-12 / 1e-12, exact otherwise; NaN matches NaN.
-template <class T>
-bool element_agrees(T reference, T optimized) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (std::isnan(reference) || std::isnan(optimized)) {
-      return std::isnan(reference) && std::isnan(optimized);
-    }
-    if (reference == optimized) return true;  // includes equal infinities
-    const double rtol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-    const double atol = std::is_same_v<T, float> ? 1e-6 : 1e-12;
-    const double difference = std::abs(static_cast<double>(reference) - optimized);
-    return difference <= atol + rtol * std::abs(static_cast<double>(reference));
-  } else {
-    return reference == optimized;
-  }
-}
-
-std::string index_text(int64_t flat, const lz::Shape& shape) {
-  std::vector<int64_t> index(shape.size());
-  for (size_t d = shape.size(); d-- > 0;) {
-    if (shape[d] == 0) continue;
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  std::string text = "[";
-  for (size_t d = 0; d < index.size(); ++d) text += (d ? "," : "") + std::to_string(index[d]);
-  return text + "]";
-}
-
-template <class T>
-std::string value_text(T value) {
-  std::ostringstream text;
-  if constexpr (std::is_same_v<T, bool>) {
-    text << (value ? "true" : "false");
-  } else {
-    text.precision(std::is_same_v<T, float> ? 9 : 17);
-    text << value;
-  }
-  return text.str();
-}
-
-/// Compares one output; returns "" when it agrees, else what differs.
-template <class T>
-std::string compare_elements(const runtime::Buffer& reference, const runtime::Buffer& optimized,
-                             const lz::Shape& shape) {
-  const T* expected = reference.data_as<T>();
-  const T* actual = optimized.data_as<T>();
-  int64_t differing = 0;
-  int64_t first = -1;
-  for (int64_t i = 0; i < reference.size(); ++i) {
-    if (element_agrees(expected[i], actual[i])) continue;
-    if (first < 0) first = i;
-    ++differing;
-  }
-  if (differing == 0) return "";
-  return std::to_string(differing) + " of " + std::to_string(reference.size()) +
-         " elements differ; first at " + index_text(first, shape) + ": reference " +
-         value_text(expected[first]) + ", optimized " + value_text(actual[first]);
-}
-
-std::string compare_output(const ir::Node& node, const runtime::Buffer* reference,
-                           const runtime::Buffer* optimized) {
-  if (reference == nullptr) return "the reference produced no buffer";
-  if (optimized == nullptr) return "the optimized run produced no buffer";
-  if (optimized->dtype() != reference->dtype() || optimized->size() != reference->size()) {
-    return std::string("the optimized buffer holds ") + std::to_string(optimized->size()) + " " +
-           lz::dtype_name(optimized->dtype()) + " elements, the reference " +
-           std::to_string(reference->size()) + " " + lz::dtype_name(reference->dtype());
-  }
-  switch (reference->dtype()) {
-    case lz::DType::Float32: return compare_elements<float>(*reference, *optimized, node.shape);
-    case lz::DType::Float64: return compare_elements<double>(*reference, *optimized, node.shape);
-    case lz::DType::Int32: return compare_elements<int32_t>(*reference, *optimized, node.shape);
-    case lz::DType::Int64: return compare_elements<int64_t>(*reference, *optimized, node.shape);
-    case lz::DType::Bool: return compare_elements<bool>(*reference, *optimized, node.shape);
-  }
-  return "unknown dtype";
-}
-
 /// Runs `original` through the interpreter and `context` (its optimized clone) through the
 /// kernel executor and prints the comparison. Returns whether every output agrees.
 bool run_and_compare(const ir::Graph& original, const passes::PassContext& context, uint64_t seed) {
@@ -319,7 +197,7 @@ bool run_and_compare(const ir::Graph& original, const passes::PassContext& conte
     const ir::Node& node = *original.outputs[i];
     const int64_t node_position = position.at(&node);
     const std::string difference =
-        compare_output(node, reference[node_position].get(), optimized[i].get());
+        runtime::compare_buffers(reference[node_position].get(), optimized[i].get(), node.shape);
     if (difference.empty()) continue;
     ++mismatches;
     std::cout << "run: MISMATCH in output " << i << " (%" << node_position << " = "
@@ -348,7 +226,7 @@ int run_tool(const Options& options) {
   const std::string text = read_input(options.input);
   ir::ParsedGraph parsed = ir::parse_graph(text);
   // Leaves get their values before cloning, so that the clone shares them.
-  if (options.run) fill_data_leaves(parsed.graph, options.seed);
+  if (options.run) runtime::fill_data_leaves(parsed.graph, options.seed);
 
   passes::PassManager manager(options.pipeline);
   for (const std::string& name : options.disabled) manager.disable(name);

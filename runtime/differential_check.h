@@ -1,0 +1,27 @@
+// The random inputs and the output comparison of differential checking: `lazuli-opt --run` and the
+// differential fuzzer (tests/passes/differential_fuzz_test.cpp) both fill data leaves and compare
+// an optimized run against the reference interpreter with these functions, so that a failure the
+// fuzzer prints replays in lazuli-opt with the same values and the same verdict.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "ir/graph.h"
+#include "lazuli/dtype.h"
+#include "runtime/buffer.h"
+
+namespace lz::runtime {
+
+/// Gives every data leaf of `graph` without a buffer random values: element i of the leaf at
+/// position p (%p in printed IR) comes from random_bits(random_bits(seed, p), i), as floats uniform
+/// in [-2,2), integers uniform in [-5,5) and bools the parity of the 64 bits.
+void fill_data_leaves(const ir::Graph& graph, uint64_t seed);
+
+/// Compares an output of the optimized run with the reference's, element by element: f32 within
+/// rtol 1e-5 / atol 1e-6, f64 within rtol 1e-12 / atol 1e-12, other dtypes exactly; NaN matches
+/// NaN. Returns "" when they agree, else a description of the differences that names the first
+/// differing index within `shape`. A null buffer or a dtype or size mismatch is a difference.
+std::string compare_buffers(const Buffer* reference, const Buffer* optimized, const Shape& shape);
+
+}  // namespace lz::runtime
