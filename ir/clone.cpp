@@ -2,23 +2,28 @@
 
 namespace lz::ir {
 
+NodePtr copy_without_inputs(const Node& original) {
+  auto node = std::make_shared<Node>();
+  node->op = original.op;
+  node->dtype = original.dtype;
+  node->keepdims = original.keepdims;
+  node->shape = original.shape;
+  node->axes = original.axes;
+  node->starts = original.starts;
+  node->steps = original.steps;
+  node->params[0] = original.params[0];
+  node->params[1] = original.params[1];
+  node->seed = original.seed;
+  node->location = original.location;
+  return node;
+}
+
 Graph clone_graph(const Graph& graph) {
   const auto index = graph.index();
   Graph copy;
   copy.nodes.reserve(graph.nodes.size());
   for (const NodePtr& original : graph.nodes) {
-    auto node = std::make_shared<Node>();
-    node->op = original->op;
-    node->dtype = original->dtype;
-    node->keepdims = original->keepdims;
-    node->shape = original->shape;
-    node->axes = original->axes;
-    node->starts = original->starts;
-    node->steps = original->steps;
-    node->params[0] = original->params[0];
-    node->params[1] = original->params[1];
-    node->seed = original->seed;
-    node->location = original->location;
+    NodePtr node = copy_without_inputs(*original);
     node->buffer = original->buffer;
     node->inputs.reserve(original->inputs.size());
     for (const NodePtr& input : original->inputs) {

@@ -633,18 +633,8 @@ class GraphGenerator {
       case 9: {  // a duplicate of an earlier node: CSE merges them
         const NodePtr original = pick([](const ir::Node& n) { return n.op != Op::Data; });
         if (original == nullptr) return;
-        auto copy = std::make_shared<ir::Node>();
-        copy->op = original->op;
-        copy->dtype = original->dtype;
-        copy->keepdims = original->keepdims;
-        copy->shape = original->shape;
+        NodePtr copy = ir::copy_without_inputs(*original);
         copy->inputs = original->inputs;
-        copy->axes = original->axes;
-        copy->starts = original->starts;
-        copy->steps = original->steps;
-        copy->params[0] = original->params[0];
-        copy->params[1] = original->params[1];
-        copy->seed = original->seed;
         add(copy, bound(original));
         return;
       }

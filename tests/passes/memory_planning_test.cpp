@@ -16,14 +16,7 @@
 #include "passes/memory_plan.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
-
-namespace lz::passes::test {
-// Defined in scheduling_test.cpp: the plan whose kernel k computes the nodes at positions
-// groups[k], and that plan scheduled over `streams` streams.
-FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& groups);
-PassContext run_schedule(const std::string& ir, const std::vector<std::vector<int>>& groups,
-                         int streams = 2);
-}  // namespace lz::passes::test
+#include "plan_builder.h"
 
 namespace lz::passes {
 namespace {

@@ -13,6 +13,7 @@
 #include "passes/fusion_plan.h"
 #include "passes/pass.h"
 #include "passes/schedule.h"
+#include "plan_builder.h"
 
 namespace lz::passes::test {
 
@@ -60,9 +61,8 @@ FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& 
   return plan;
 }
 
-// Parses `ir`, makes the plan of `groups` and runs the schedule pass with `streams` streams.
 PassContext run_schedule(const std::string& ir, const std::vector<std::vector<int>>& groups,
-                         int streams = 2) {
+                         int streams) {
   ir::Graph graph = ir::parse_graph(ir).graph;
   auto plan = std::make_unique<FusionPlan>(plan_of(graph, groups));
   PassOptions options;

@@ -1,0 +1,21 @@
+// Hand-made fusion plans for the scheduling and memory planning tests (defined in
+// scheduling_test.cpp), so those passes are tested without depending on the fusion pass.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "passes/fusion_plan.h"
+#include "passes/pass.h"
+
+namespace lz::passes::test {
+
+/// The plan whose kernel k computes the nodes at positions groups[k] of `graph`.
+FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& groups);
+
+/// Parses `ir`, makes the plan of `groups` and runs the schedule pass over `streams` streams.
+PassContext run_schedule(const std::string& ir, const std::vector<std::vector<int>>& groups,
+                         int streams = 2);
+
+}  // namespace lz::passes::test
