@@ -1,5 +1,7 @@
 #include "passes/pass.h"
 
+#include <algorithm>
+
 #include "ir/printer.h"
 #include "lazuli/error.h"
 #include "passes/fusion_plan.h"
@@ -25,11 +27,27 @@ std::unique_ptr<Pass> make_pass(std::string_view name) {
               "'; the passes are dce, cse, simplify, fuse, schedule, memplan");
 }
 
+namespace {
+
+/// `text` with every line made an IR comment, so that a printed context parses back as its graph.
+std::string as_comment(const std::string& text) {
+  std::string commented = "//\n";
+  size_t start = 0;
+  while (start < text.size()) {
+    const size_t end = std::min(text.find('\n', start), text.size());
+    commented += "// " + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return commented;
+}
+
+}  // namespace
+
 std::string print_context(const PassContext& context) {
   std::string text = ir::print_graph(context.graph);
-  if (context.fusion) text += "\n" + print_fusion_plan(*context.fusion, context.graph);
-  if (context.schedule) text += "\n" + print_schedule(*context.schedule);
-  if (context.memory) text += "\n" + print_memory_plan(*context.memory, context.graph);
+  if (context.fusion) text += as_comment(print_fusion_plan(*context.fusion, context.graph));
+  if (context.schedule) text += as_comment(print_schedule(*context.schedule));
+  if (context.memory) text += as_comment(print_memory_plan(*context.memory, context.graph));
   return text;
 }
 

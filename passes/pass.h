@@ -57,7 +57,8 @@ std::unique_ptr<Pass> make_scheduling();                        // "schedule"
 std::unique_ptr<Pass> make_memory_planning();                   // "memplan"
 
 /// The context as text: the graph (ir/printer.h format), then, once computed, the kernels with the
-/// reasons fusion stopped, the schedule and the memory plan.
+/// reasons fusion stopped, the schedule and the memory plan, as `//` comment lines so that any
+/// dump parses back (lazuli-opt replays it).
 std::string print_context(const PassContext& context);
 
 }  // namespace lz::passes

@@ -57,6 +57,7 @@ TEST(InspectTest, DumpDirectoryGetsIrAndDotPerEvaluation) {
   // And the context after each pass, numbered in pipeline order.
   const std::string after_fuse = read_file(directory / name / "0005.after_fuse.lzir");
   EXPECT_NE(after_fuse.find("kernel 0"), std::string::npos) << after_fuse;
+  EXPECT_NO_THROW(lz::ir::parse_graph(after_fuse)) << "every dump replays:\n" << after_fuse;
   EXPECT_NE(read_file(directory / name / "0000.input.lzir").find("sum("), std::string::npos);
   std::filesystem::remove_all(directory);
 }
