@@ -96,7 +96,7 @@ passes::PassManager::Observer dump_passes(const std::filesystem::path& folder,
   };
 }
 
-void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason reason,
+void run(ir::Graph graph, const std::vector<bool>& keep, EvaluationReason reason,
          std::source_location loc) {
   const auto start = std::chrono::steady_clock::now();
   const Settings settings = current_settings();
@@ -105,16 +105,16 @@ void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason
   record.reason = reason;
   record.location = location_string(loc);
   for (const ir::NodePtr& node : graph.nodes) record.nodes += node->is_evaluated() ? 0 : 1;
-  if (!settings.dump_directory.empty()) dump(settings.dump_directory, graph, record);
-
-  // The passes rewrite a private copy whose outputs are the results to keep, by position.
-  ir::Graph wanted{graph.nodes, {}};
+  // The outputs become the results to keep: what the dump lists, and what the passes' private
+  // copy must compute, by position.
+  graph.outputs.clear();
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    if (keep[i] && !graph.nodes[i]->is_evaluated()) wanted.outputs.push_back(graph.nodes[i]);
+    if (keep[i] && !graph.nodes[i]->is_evaluated()) graph.outputs.push_back(graph.nodes[i]);
   }
+  if (!settings.dump_directory.empty()) dump(settings.dump_directory, graph, record);
   passes::PassOptions options;
   options.fusion = settings.fusion;
-  passes::PassContext context(ir::clone_graph(wanted), options);
+  passes::PassContext context(ir::clone_graph(graph), options);
   passes::PassManager manager;
   for (const std::string& name : split_names(settings.disabled_passes)) manager.disable(name);
   if (!settings.dump_directory.empty()) {
@@ -139,8 +139,8 @@ void run(const ir::Graph& graph, const std::vector<bool>& keep, EvaluationReason
     throw;
   }
 
-  for (size_t i = 0; i < wanted.outputs.size(); ++i) {
-    ir::Node& node = *wanted.outputs[i];
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    ir::Node& node = *graph.outputs[i];
     ir::PendingList::global().remove(&node);
     node.become_data(std::move(results[i]));
   }
@@ -184,7 +184,8 @@ void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::sour
   if (roots.empty()) return;
   ir::Graph graph = ir::Graph::collect(roots);
   roots.clear();  // the graph's outputs hold them now
-  run(graph, results_to_keep(graph), reason, loc);
+  const std::vector<bool> keep = results_to_keep(graph);
+  run(std::move(graph), keep, reason, loc);
 }
 
 void evaluate_all(EvaluationReason reason, std::source_location loc) {
@@ -193,14 +194,10 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
   if (pending.empty()) return;
   ir::Graph graph = ir::Graph::collect(pending);
   pending.clear();
-  // Every pending node is in the graph; only those held from outside it are results to keep,
-  // and they are what the dump lists as outputs.
+  // Every pending node is in the graph; only those held from outside it are results to keep.
   graph.outputs.clear();
   const std::vector<bool> keep = results_to_keep(graph);
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    if (keep[i] && !graph.nodes[i]->is_evaluated()) graph.outputs.push_back(graph.nodes[i]);
-  }
-  run(graph, keep, reason, loc);
+  run(std::move(graph), keep, reason, loc);
 }
 
 bool is_computed(const ir::NodePtr& node) {

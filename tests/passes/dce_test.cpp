@@ -53,16 +53,8 @@ TEST(DeadCodeEliminationTest, GraphWithEveryNodeLiveIsUnchanged) {
 TEST(DeadCodeEliminationTest, DeepChainWithADeadBranchIsWalkedWithoutRecursion) {
   // Deeper than any recursive walk survives on a default stack.
   constexpr int kDepth = 1'000'000;
-  ir::Graph graph;
-  auto leaf = std::make_shared<ir::Node>();
-  leaf->op = ir::Op::Data;
-  graph.nodes.push_back(leaf);
-  for (int i = 0; i < kDepth; ++i) {
-    auto node = std::make_shared<ir::Node>();
-    node->op = ir::Op::Neg;
-    node->inputs = {graph.nodes.back()};
-    graph.nodes.push_back(std::move(node));
-  }
+  ir::Graph graph = test::negation_chain(kDepth);
+  const ir::NodePtr leaf = graph.nodes.front();
   graph.outputs = {graph.nodes[kDepth / 2]};  // the second half of the chain is dead
 
   const ir::Graph result = run_pass("dce", std::move(graph));

@@ -24,6 +24,22 @@
 namespace lz::passes::test {
 
 /// Runs pass `name` over `graph` and checks that the result is a valid graph.
+/// A data leaf followed by `depth` chained negations (f32[]), without outputs: for deep-graph
+/// tests.
+inline ir::Graph negation_chain(int depth) {
+  ir::Graph graph;
+  auto leaf = std::make_shared<ir::Node>();
+  leaf->op = ir::Op::Data;
+  graph.nodes.push_back(leaf);
+  for (int i = 0; i < depth; ++i) {
+    auto node = std::make_shared<ir::Node>();
+    node->op = ir::Op::Neg;
+    node->inputs = {graph.nodes.back()};
+    graph.nodes.push_back(std::move(node));
+  }
+  return graph;
+}
+
 inline ir::Graph run_pass(std::string_view name, ir::Graph graph) {
   PassContext context(std::move(graph));
   make_pass(name)->run(context);

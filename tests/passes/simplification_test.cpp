@@ -460,16 +460,7 @@ TEST(SimplificationTest, GraphWithNothingToSimplifyIsUnchanged) {
 
 TEST(SimplificationTest, DeepNegationChainCollapsesWithoutRecursion) {
   constexpr int kDepth = 300'001;  // odd: one negation remains
-  ir::Graph graph;
-  auto leaf = std::make_shared<ir::Node>();
-  leaf->op = ir::Op::Data;
-  graph.nodes.push_back(leaf);
-  for (int i = 0; i < kDepth; ++i) {
-    auto node = std::make_shared<ir::Node>();
-    node->op = ir::Op::Neg;
-    node->inputs = {graph.nodes.back()};
-    graph.nodes.push_back(std::move(node));
-  }
+  ir::Graph graph = test::negation_chain(kDepth);
   graph.outputs = {graph.nodes.back()};
 
   const ir::Graph result = run_pass("simplify", std::move(graph));
