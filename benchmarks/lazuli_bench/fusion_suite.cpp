@@ -1,0 +1,163 @@
+// The fusion suite: each workload at each size, timed as lazuli fused, lazuli unfused, the
+// hand-written OpenMP loop, Eigen and numpy; lazuli's and Eigen's results checked against the
+// hand-written loop's.
+#include <algorithm>
+
+#include <lazuli/settings.h>
+
+#include "compile_time.h"
+#include "numpy_reference.h"
+#include "suite.h"
+#include "timing.h"
+#include "verification.h"
+#include "workloads.h"
+
+namespace lazuli_bench {
+namespace {
+
+/// Sets lz::set_fusion for a scope. lazuli has no getter for the setting, so the scope ends by
+/// restoring the default, fusion on, which is also what the "fused" rows run with.
+class ScopedFusion {
+ public:
+  explicit ScopedFusion(bool enabled) { lz::set_fusion(enabled); }
+  ~ScopedFusion() { lz::set_fusion(true); }
+  ScopedFusion(const ScopedFusion&) = delete;
+  ScopedFusion& operator=(const ScopedFusion&) = delete;
+};
+
+void check(Row& row, const std::vector<float>& actual, const std::vector<float>& expected) {
+  const Comparison comparison = compare(actual, expected);
+  row.check = describe(comparison, actual, expected);
+  row.mismatch = !comparison.matches;
+}
+
+class FusionSuite : public Suite {
+ public:
+  std::string_view name() const override { return "fusion"; }
+  std::string_view description() const override {
+    return "fused lazuli vs unfused lazuli vs a hand-written OpenMP loop, Eigen and numpy";
+  }
+  std::vector<std::string> workload_lines() const override {
+    std::vector<std::string> lines;
+    for (const Workload& workload : fusion_workloads()) {
+      lines.push_back(std::string(workload.name) + ": " + workload.expression);
+    }
+    return lines;
+  }
+  std::vector<Size> default_sizes() const override { return {{"1M", 1 << 20}, {"16M", 1 << 24}}; }
+
+  void run(const Options& options, Report& report) override {
+    const std::vector<const Workload*> workloads = selected_workloads(options);
+    const std::vector<Size> sizes = options.sizes.empty() ? default_sizes() : options.sizes;
+    const ScopedFusion fused(true);
+    if (options.compile_time) {
+      report.section("fusion: compile time, first vs second evaluation of a new graph shape (" +
+                     std::to_string(kCompileTimeElements) + " elements)");
+      measure_compile_time(std::string(name()), workloads, report);
+    }
+    report.section("fusion: median of " + std::to_string(options.repeat) + " runs after " +
+                   std::to_string(options.warmup) + " warm-up, " + std::to_string(thread_count()) +
+                   " threads; GB/s from inputs read once + output written once; x hand = time / "
+                   "hand-written loop's time");
+    for (const Workload* workload : workloads) {
+      for (const Size& size : sizes) measure(*workload, size, options, report);
+    }
+  }
+
+ private:
+  static std::vector<const Workload*> selected_workloads(const Options& options) {
+    std::vector<const Workload*> selected;
+    for (const Workload& workload : fusion_workloads()) {
+      if (options.workloads.empty()) selected.push_back(&workload);
+    }
+    for (const std::string& wanted : options.workloads) {
+      const auto& all = fusion_workloads();
+      const auto found = std::find_if(all.begin(), all.end(), [&](const Workload& workload) {
+        return wanted == workload.name;
+      });
+      if (found == all.end()) throw UsageError("--workloads: no fusion workload '" + wanted + "'");
+      selected.push_back(&*found);
+    }
+    return selected;
+  }
+
+  void measure(const Workload& workload, const Size& size, const Options& options,
+               Report& report) const {
+    const Problem problem = workload.problem(size.elements);
+    std::vector<std::vector<float>> data;
+    std::vector<const float*> pointers;
+    for (size_t i = 0; i < problem.inputs.size(); ++i) {
+      data.push_back(random_input(problem.inputs[i], i + 1));
+      pointers.push_back(data.back().data());
+    }
+    const auto output_size = static_cast<size_t>(lz::shape_size(problem.output));
+    Row base;
+    base.suite = name();
+    base.workload = workload.name;
+    base.size = size.label;
+    base.shape = problem.shape_label;
+    base.minimal_bytes = problem.minimal_bytes();
+    auto time_reference = [&](Reference reference, std::vector<float>& output) {
+      return median_milliseconds(options.warmup, options.repeat, [&] {
+        const Stopwatch stopwatch;
+        reference(problem, pointers, output.data());
+        return stopwatch.milliseconds();
+      });
+    };
+
+    std::vector<float> expected(output_size);
+    Row hand = base;
+    hand.variant = "hand (omp)";
+    hand.median_ms = time_reference(workload.hand, expected);
+    hand.hand_ms = hand.median_ms;
+    hand.check = "reference";
+    report.add(hand);
+    base.hand_ms = hand.median_ms;
+
+    const std::vector<lz::Tensor> inputs = lazuli_inputs(problem, data);
+    for (const bool fusion : {true, false}) {
+      const ScopedFusion setting(fusion);
+      lz::Tensor last;
+      const lz::Stats before = lz::stats();
+      Row row = base;
+      row.variant = fusion ? "lazuli fused" : "lazuli unfused";
+      row.median_ms = median_milliseconds(options.warmup, options.repeat, [&] {
+        const Stopwatch stopwatch;
+        lz::Tensor result = workload.build(inputs);
+        result.wait_to_read();
+        const double milliseconds = stopwatch.milliseconds();
+        last = std::move(result);  // frees the previous result outside the clock
+        return milliseconds;
+      });
+      const lz::Stats counted = stats_difference(lz::stats(), before);
+      row.kernels_per_run = static_cast<double>(counted.kernels_launched) /
+                            static_cast<double>(options.warmup + options.repeat);
+      check(row, last.to_vector<float>(), expected);
+      report.add(std::move(row));
+    }
+
+    if (workload.eigen != nullptr) {
+      std::vector<float> output(output_size);
+      Row row = base;
+      row.variant = "eigen";
+      row.median_ms = time_reference(workload.eigen, output);
+      check(row, output, expected);
+      report.add(std::move(row));
+    }
+
+    if (options.numpy) {
+      Row row = base;
+      row.variant = "numpy";
+      row.median_ms = numpy_median_milliseconds(workload, problem, options.warmup, options.repeat,
+                                                thread_count());
+      row.check = numpy_available() ? "" : "numpy not installed";
+      report.add(std::move(row));
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Suite> make_fusion_suite() { return std::make_unique<FusionSuite>(); }
+
+}  // namespace lazuli_bench

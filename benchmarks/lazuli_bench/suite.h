@@ -1,0 +1,36 @@
+// A suite is one family of comparisons (fusion today; async and cuda later), each in its own
+// file, listed in suites.cpp.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "options.h"
+#include "report.h"
+
+namespace lazuli_bench {
+
+class Suite {
+ public:
+  virtual ~Suite() = default;
+  /// The name --suite selects it by.
+  virtual std::string_view name() const = 0;
+  /// One line for --list.
+  virtual std::string_view description() const = 0;
+  /// "name: expression" per workload, for --list.
+  virtual std::vector<std::string> workload_lines() const = 0;
+  /// Sizes used when --sizes is not given.
+  virtual std::vector<Size> default_sizes() const = 0;
+  /// Measures every selected workload and size, adding rows to `report` as it goes.
+  virtual void run(const Options& options, Report& report) = 0;
+};
+
+/// Every suite this build has, in the order `--suite all` runs them.
+std::vector<std::unique_ptr<Suite>> make_suites();
+
+// One factory per suite file.
+std::unique_ptr<Suite> make_fusion_suite();
+
+}  // namespace lazuli_bench

@@ -1,0 +1,11 @@
+#include "suite.h"
+
+namespace lazuli_bench {
+
+std::vector<std::unique_ptr<Suite>> make_suites() {
+  std::vector<std::unique_ptr<Suite>> suites;
+  suites.push_back(make_fusion_suite());
+  return suites;
+}
+
+}  // namespace lazuli_bench
