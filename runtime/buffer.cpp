@@ -2,13 +2,176 @@
 
 #include "runtime/statistics.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <string_view>
+#include <vector>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define LAZULI_ADDRESS_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAZULI_ADDRESS_SANITIZER 1
+#endif
+#endif
+#if defined(LAZULI_ADDRESS_SANITIZER)
+#include <sanitizer/asan_interface.h>
+#endif
 
 namespace lz::runtime {
 namespace {
-constexpr size_t kAlignment = 64;  // a cache line, and enough for any vector load
+
+constexpr size_t kAlignment = 64;                    // a cache line, and enough for any vector load
+constexpr size_t kLargeBytes = size_t{1} << 20;      // from here on, blocks are cached
+constexpr size_t kLargeAlignment = size_t{2} << 20;  // a huge page
+constexpr int64_t kMaxDefaultCacheBytes = int64_t{1} << 30;
+
+// Under AddressSanitizer, the bytes of a block past the buffer's end and whole cached blocks
+// are poisoned, so overflows and uses after destruction are still reported.
+void poison(void* data, size_t bytes) {
+#if defined(LAZULI_ADDRESS_SANITIZER)
+  ASAN_POISON_MEMORY_REGION(data, bytes);
+#else
+  (void)data, (void)bytes;
+#endif
 }
+void unpoison(void* data, size_t bytes) {
+#if defined(LAZULI_ADDRESS_SANITIZER)
+  ASAN_UNPOISON_MEMORY_REGION(data, bytes);
+#else
+  (void)data, (void)bytes;
+#endif
+}
+
+bool is_large(size_t bytes) { return bytes >= kLargeBytes; }
+
+/// The bytes actually allocated for a buffer of `bytes`: a multiple of the alignment (which
+/// aligned_alloc needs), and never zero (so that it returns a pointer).
+size_t block_bytes(size_t bytes) {
+  const size_t alignment = is_large(bytes) ? kLargeAlignment : kAlignment;
+  return std::max(alignment, (bytes + alignment - 1) / alignment * alignment);
+}
+
+int64_t default_cache_limit() {
+  if (const char* text = std::getenv("LZ_BUFFER_CACHE_BYTES")) {
+    const std::string_view value(text);
+    int64_t parsed = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (error == std::errc() && end == value.data() + value.size() && parsed >= 0) return parsed;
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_bytes = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return kMaxDefaultCacheBytes;
+  return std::min(kMaxDefaultCacheBytes, static_cast<int64_t>(pages) * page_bytes / 4);
+}
+
+/// Freed large blocks by size, oldest first; a block is reused by the next allocation of exactly
+/// its size, and the oldest go back to the system when a new one would exceed the limit.
+class BlockCache {
+ public:
+  BlockCache() : limit_(default_cache_limit()) {}
+
+  /// A cached block of exactly `bytes`, or nullptr.
+  void* take(size_t bytes) {
+    std::lock_guard lock(mutex_);
+    // The most recently freed first: its pages are the likeliest to still be in the caches.
+    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+      if (it->bytes != bytes) continue;
+      void* data = it->data;
+      blocks_.erase(std::next(it).base());
+      cached_bytes_ -= bytes;
+      unpoison(data, bytes);
+      return data;
+    }
+    return nullptr;
+  }
+
+  /// Keeps `data` for reuse, or frees it when it does not fit under the limit.
+  void keep(void* data, size_t bytes) {
+    std::lock_guard lock(mutex_);
+    if (static_cast<int64_t>(bytes) > limit_) {
+      std::free(data);
+      return;
+    }
+    trim_locked(limit_ - static_cast<int64_t>(bytes));
+    poison(data, bytes);
+    blocks_.push_back({data, bytes});
+    cached_bytes_ += bytes;
+  }
+
+  int64_t cached_bytes() {
+    std::lock_guard lock(mutex_);
+    return static_cast<int64_t>(cached_bytes_);
+  }
+
+  int64_t limit() {
+    std::lock_guard lock(mutex_);
+    return limit_;
+  }
+
+  void set_limit(int64_t limit) {
+    std::lock_guard lock(mutex_);
+    limit_ = limit < 0 ? default_cache_limit() : limit;
+    trim_locked(limit_);
+  }
+
+  void release_all() {
+    std::lock_guard lock(mutex_);
+    trim_locked(0);
+  }
+
+ private:
+  struct Block {
+    void* data;
+    size_t bytes;
+  };
+
+  /// Frees the oldest blocks until at most `bytes` are cached.
+  void trim_locked(int64_t bytes) {
+    size_t freed = 0;
+    while (freed < blocks_.size() && static_cast<int64_t>(cached_bytes_) > bytes) {
+      unpoison(blocks_[freed].data, blocks_[freed].bytes);
+      std::free(blocks_[freed].data);
+      cached_bytes_ -= blocks_[freed].bytes;
+      ++freed;
+    }
+    blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(freed));
+  }
+
+  std::mutex mutex_;
+  std::vector<Block> blocks_;  // at most limit / 2 MiB of them: a linear search is cheap
+  size_t cached_bytes_ = 0;
+  int64_t limit_;
+};
+
+// Never destroyed: buffers held by static objects may be destroyed after any static cache.
+BlockCache& block_cache() {
+  static BlockCache* const instance = new BlockCache;
+  return *instance;
+}
+
+void* allocate_large_block(size_t bytes) {
+  if (void* reused = block_cache().take(bytes)) return reused;
+  void* data = std::aligned_alloc(kLargeAlignment, bytes);
+  if (data == nullptr) {
+    // The cache may hold the memory this allocation needs.
+    block_cache().release_all();
+    data = std::aligned_alloc(kLargeAlignment, bytes);
+    if (data == nullptr) return nullptr;
+  }
+  // Transparent huge pages: one fault per 2 MiB instead of per 4 KiB where the system allows
+  // them on request; an error (no THP support) changes nothing.
+  (void)::madvise(data, bytes, MADV_HUGEPAGE);
+  return data;
+}
+
+}  // namespace
 
 std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
   size_t bytes = 0;
@@ -16,14 +179,32 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
       bytes > (size_t{1} << 62)) {
     throw std::bad_alloc();
   }
-  // aligned_alloc needs a multiple of the alignment, and a non-zero size to return a pointer.
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* data = std::aligned_alloc(kAlignment, rounded == 0 ? kAlignment : rounded);
+  const size_t allocated = block_bytes(bytes);
+  void* data =
+      is_large(bytes) ? allocate_large_block(allocated) : std::aligned_alloc(kAlignment, allocated);
   if (data == nullptr) throw std::bad_alloc();
+  poison(static_cast<char*>(data) + bytes, allocated - bytes);
   counters().bytes_allocated.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   return std::shared_ptr<Buffer>(new Buffer(dtype, size, data));
 }
 
-Buffer::~Buffer() { std::free(data_); }
+Buffer::~Buffer() {
+  const auto bytes = static_cast<size_t>(this->bytes());
+  const size_t allocated = block_bytes(bytes);
+  unpoison(data_, allocated);
+  if (is_large(bytes)) {
+    block_cache().keep(data_, allocated);
+  } else {
+    std::free(data_);
+  }
+}
+
+int64_t Buffer::cache_limit_bytes() { return block_cache().limit(); }
+
+void Buffer::set_cache_limit_bytes(int64_t bytes) { block_cache().set_limit(bytes); }
+
+int64_t Buffer::cached_bytes() { return block_cache().cached_bytes(); }
+
+void Buffer::release_cached_memory() { block_cache().release_all(); }
 
 }  // namespace lz::runtime

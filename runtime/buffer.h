@@ -11,8 +11,24 @@ namespace lz::runtime {
 
 class Buffer {
  public:
-  /// Uninitialized storage for `size` elements of `dtype`, 64-byte aligned.
+  /// Uninitialized storage for `size` elements of `dtype`, 64-byte aligned. Storage of 1 MiB
+  /// or more is 2 MiB aligned and may be the memory of a buffer destroyed earlier (see below).
   static std::shared_ptr<Buffer> allocate(DType dtype, int64_t size);
+
+  // Large buffers are recycled: the first touch of fresh memory costs a page fault per 4 KiB
+  // (tens of milliseconds for 64 MB), and a program that evaluates in a loop allocates the same
+  // sizes again and again. A destroyed buffer of 1 MiB or more keeps its memory in a cache, by
+  // size rounded up to 2 MiB, for the next allocation of that size.
+
+  /// Bytes the cache may keep: LZ_BUFFER_CACHE_BYTES (0 turns it off), else min(1 GiB, RAM / 4).
+  static int64_t cache_limit_bytes();
+  /// Overrides the limit (tests, benchmarks), freeing the oldest blocks above it; a negative
+  /// value restores the default.
+  static void set_cache_limit_bytes(int64_t bytes);
+  /// Bytes the cache keeps now.
+  static int64_t cached_bytes();
+  /// Gives every cached block back to the system.
+  static void release_cached_memory();
 
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
