@@ -117,17 +117,26 @@ void run(ir::Graph graph, const std::vector<bool>& keep, EvaluationReason reason
   passes::PassContext context(ir::clone_graph(graph), options);
   passes::PassManager manager;
   for (const std::string& name : split_names(settings.disabled_passes)) manager.disable(name);
+  runtime::ExecutionOptions execution;
+  execution.jit = settings.jit;
+  execution.cache_directory = settings.cache_directory;
+  execution.log_level = settings.log_level;
   if (!settings.dump_directory.empty()) {
     char folder[48];
     std::snprintf(folder, sizeof(folder), "%04llu.%s",
                   static_cast<unsigned long long>(record.number), evaluation_reason_name(reason));
-    manager.set_observer(
-        dump_passes(std::filesystem::path(settings.dump_directory) / folder, settings.dump_passes));
+    const std::filesystem::path folder_path =
+        std::filesystem::path(settings.dump_directory) / folder;
+    manager.set_observer(dump_passes(folder_path, settings.dump_passes));
+    // The compiled kernels' IR and assembly count as the stage "codegen" for LZ_DUMP_PASSES.
+    if (std::regex_match("codegen", std::regex(settings.dump_passes))) {
+      execution.dump_directory = folder_path.string();
+    }
   }
   std::vector<std::shared_ptr<runtime::Buffer>> results;
   try {
     manager.run(context);
-    results = runtime::execute(context);
+    results = runtime::execute(context, execution);
   } catch (const std::exception& error) {
     // Nothing was committed: every node stays pending, and the failure is on record.
     if (settings.log_level != LogLevel::Off) {

@@ -6,6 +6,8 @@
 #include <regex>
 #include <string_view>
 
+#include "codegen/cpu/disk_cache.h"
+
 namespace lz::frontend {
 namespace {
 
@@ -29,6 +31,10 @@ struct SettingsStore {
     if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
     if (const char* fusion = std::getenv("LZ_FUSION"))
       settings.fusion = std::string_view(fusion) != "0";
+    if (const char* jit = std::getenv("LZ_JIT")) settings.jit = std::string_view(jit) != "0";
+    if (codegen::DiskCache::enabled_by_environment()) {
+      settings.cache_directory = codegen::DiskCache::default_directory().string();
+    }
     if (const char* off = std::getenv("LZ_PASSES_OFF")) settings.disabled_passes = off;
     if (const char* dumped = std::getenv("LZ_DUMP_PASSES")) settings.dump_passes = dumped;
   }
@@ -63,6 +69,16 @@ void set_dump_directory(const std::string& directory) {
 void set_fusion(bool enabled) {
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.fusion = enabled;
+}
+
+void set_jit(bool enabled) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.jit = enabled;
+}
+
+void set_cache_directory(const std::string& directory) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.cache_directory = directory;
 }
 
 void set_dump_passes(const std::string& pattern) {

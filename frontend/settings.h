@@ -12,6 +12,8 @@ struct Settings {
   LogLevel log_level = LogLevel::Off;  // LZ_LOG=info|debug
   std::string dump_directory;          // LZ_DUMP=dir; empty: no dumps
   bool fusion = true;                  // LZ_FUSION=0: off
+  bool jit = true;                     // LZ_JIT=0: interpret every kernel
+  std::string cache_directory;         // LZ_CACHE_DIR (or its default); empty: no disk cache
   std::string disabled_passes;         // LZ_PASSES_OFF=name,name
   std::string dump_passes = ".*";      // LZ_DUMP_PASSES=regex: passes dumped under LZ_DUMP
 };

@@ -100,25 +100,6 @@ T nan_propagating_minimum(T a, T b) {
   return a <= b ? a : b;
 }
 
-/// base ** exponent with wrapping multiplication; a negative exponent gives the integer part of
-/// the real result (1 for base 1, +-1 for base -1, otherwise 0).
-template <class T>
-T integer_pow(T base, T exponent) {
-  if (exponent < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (exponent & 1) != 0 ? -1 : 1;
-    return 0;
-  }
-  using U = std::make_unsigned_t<T>;
-  U result = 1;
-  U factor = static_cast<U>(base);
-  for (U remaining = static_cast<U>(exponent); remaining != 0; remaining >>= 1) {
-    if ((remaining & 1) != 0) result *= factor;
-    factor *= factor;
-  }
-  return static_cast<T>(result);
-}
-
 template <class T>
 void arithmetic(const ir::Node& node, const T* a, const T* b, T* out) {
   const auto run = [&](auto function) { broadcast_binary(node, a, b, out, function); };

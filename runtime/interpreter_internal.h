@@ -13,6 +13,7 @@
 #include "ir/node.h"
 #include "lazuli/dtype.h"
 #include "runtime/buffer.h"
+#include "runtime/counter_rng.h"
 
 namespace lz::runtime::detail {
 
@@ -52,6 +53,25 @@ T wrapping_mul(T a, T b) {
   return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
 }
 
+/// base ** exponent with wrapping multiplication; a negative exponent gives the integer part of
+/// the real result (1 for base 1, +-1 for base -1, otherwise 0).
+template <class T>
+T integer_pow(T base, T exponent) {
+  if (exponent < 0) {
+    if (base == 1) return 1;
+    if (base == -1) return (exponent & 1) != 0 ? -1 : 1;
+    return 0;
+  }
+  using U = std::make_unsigned_t<T>;
+  U result = 1;
+  U factor = static_cast<U>(base);
+  for (U remaining = static_cast<U>(exponent); remaining != 0; remaining >>= 1) {
+    if ((remaining & 1) != 0) result *= factor;
+    factor *= factor;
+  }
+  return static_cast<T>(result);
+}
+
 /// A floating value converted to integer type T: NaN gives 0, otherwise truncation toward zero,
 /// saturating at T's range.
 template <class T>
@@ -76,6 +96,22 @@ To convert_element(From value) {
     // int -> int wraps (two's complement), bool -> number is 0 or 1, int -> float and
     // float64 -> float32 round to nearest.
     return static_cast<To>(value);
+  }
+}
+
+/// Element i of random_uniform(seed, low, high) in element type T (not bool). Floating values
+/// stay below `high` after rounding; integers are the floor, saturated.
+template <class T>
+T uniform_element_as(uint64_t seed, uint64_t i, double low, double high) {
+  const double value = uniform_element(seed, i, low, high);
+  if constexpr (kIsFloating<T>) {
+    // Rounding to float32 can reach `high` itself; the range is half-open in every dtype.
+    const T rounded = static_cast<T>(value);
+    return rounded >= static_cast<T>(high) && low < high
+               ? std::nextafter(static_cast<T>(high), static_cast<T>(low))
+               : rounded;
+  } else {
+    return saturating_float_to_integer<T>(std::floor(value));
   }
 }
 

@@ -48,16 +48,7 @@ void random_uniform(const ir::Node& node, T* out) {
     const double low = node.params[0].floating;
     const double high = node.params[1].floating;
     for (int64_t i = 0; i < node.size(); ++i) {
-      const double value = uniform_element(node.seed, static_cast<uint64_t>(i), low, high);
-      if constexpr (kIsFloating<T>) {
-        // Rounding to float32 can reach `high` itself; the range is half-open in every dtype.
-        const T rounded = static_cast<T>(value);
-        out[i] = rounded >= static_cast<T>(high) && low < high
-                     ? std::nextafter(static_cast<T>(high), static_cast<T>(low))
-                     : rounded;
-      } else {
-        out[i] = saturating_float_to_integer<T>(std::floor(value));
-      }
+      out[i] = uniform_element_as<T>(node.seed, static_cast<uint64_t>(i), low, high);
     }
   }
 }

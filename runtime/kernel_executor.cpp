@@ -1,14 +1,22 @@
 #include "runtime/kernel_executor.h"
 
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <unordered_map>
 
+#include "codegen/cpu/kernel_cache.h"
+#include "codegen/cpu/kernel_signature.h"
+#include "codegen/cpu/unsupported_kernel.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
 #include "passes/fusion_plan.h"
 #include "passes/schedule.h"
 #include "runtime/interpreter.h"
 #include "runtime/statistics.h"
+#include "runtime/thread_pool.h"
 
 namespace lz::runtime {
 namespace {
@@ -30,23 +38,97 @@ passes::FusionPlan one_kernel_per_node(const ir::Graph& graph) {
   return plan;
 }
 
+[[noreturn]] void fail_out_of_memory(const ir::Node& node) {
+  const auto bytes = static_cast<long long>(node.size()) * dtype_size(node.dtype);
+  throw Error("[" + std::string(ir::op_name(node.op)) + "] recorded at " +
+              node.location.file_name() + ":" + std::to_string(node.location.line()) +
+              ": out of memory computing " + ir::type_text(node.dtype, node.shape) + " (" +
+              std::to_string(bytes) + " bytes)");
+}
+
 /// Interprets one node; running out of memory becomes an lz::Error naming the op and the line
 /// of the user's code that recorded it.
 BufferPtr compute(const ir::Node& node, std::span<const Buffer* const> inputs) {
   try {
     return interpret_node(node, inputs);
   } catch (const std::bad_alloc&) {
-    const auto bytes = static_cast<long long>(node.size()) * dtype_size(node.dtype);
-    throw Error("[" + std::string(ir::op_name(node.op)) + "] recorded at " +
-                node.location.file_name() + ":" + std::to_string(node.location.line()) +
-                ": out of memory computing " + ir::type_text(node.dtype, node.shape) + " (" +
-                std::to_string(bytes) + " bytes)");
+    fail_out_of_memory(node);
   }
+}
+
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+}
+
+/// Elements of work below which a chunk is not worth handing to another thread.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+/// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
+bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
+                  const std::vector<const Buffer*>& inputs, std::vector<BufferPtr>& outputs) {
+  codegen::KernelDump dump;
+  const bool dumping = !options.dump_directory.empty();
+  codegen::KernelLookup lookup;
+  try {
+    lookup = codegen::find_or_compile(kernel, options.cache_directory, dumping ? &dump : nullptr);
+  } catch (const codegen::UnsupportedKernel& reason) {
+    if (options.log_level != LogLevel::Off) {
+      std::fprintf(stderr, "[lazuli]   kernel %d: interpreted (%s)\n", kernel.id, reason.what());
+    }
+    return false;
+  }
+  const codegen::CompiledKernel& compiled = *lookup.kernel;
+  if (dumping) {
+    const std::filesystem::path stem = std::filesystem::path(options.dump_directory) /
+                                       ("kernel" + std::to_string(kernel.id) + "." + compiled.name);
+    std::filesystem::create_directories(options.dump_directory);
+    write_file(stem.string() + ".before_opt.ll", dump.ir_before);
+    write_file(stem.string() + ".after_opt.ll", dump.ir_after);
+    write_file(stem.string() + ".s", dump.assembly);
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<void*> pointers;
+  for (const Buffer* input : inputs) pointers.push_back(const_cast<void*>(input->data()));
+  outputs.clear();
+  for (const ir::NodePtr& output : kernel.outputs) {
+    try {
+      outputs.push_back(Buffer::allocate(output->dtype, output->size()));
+    } catch (const std::bad_alloc&) {
+      fail_out_of_memory(*output);
+    }
+    pointers.push_back(outputs.back()->data());
+  }
+  const std::vector<uint64_t> scalars = codegen::kernel_scalars(kernel);
+  for (const codegen::LoadedPhase& phase : compiled.phases) {
+    const int64_t count = kernel.nodes[phase.range_node]->size();
+    const int64_t grain =
+        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, phase.work_per_position));
+    parallel_for(count, grain, [&](int64_t begin, int64_t end) {
+      phase.function(pointers.data(), scalars.data(), begin, end);
+    });
+  }
+  if (options.log_level != LogLevel::Off) {
+    std::fprintf(stderr,
+                 "[lazuli]   kernel %d %s: %s%s elements=%lld inputs=%zu outputs=%zu ops=%zu "
+                 "compile=%.3fms run=%.3fms\n",
+                 kernel.id, compiled.name.c_str(), codegen::kernel_source_name(lookup.source),
+                 compiled.flat ? " flat" : "", static_cast<long long>(kernel.nodes.back()->size()),
+                 kernel.inputs.size(), kernel.outputs.size(), kernel.nodes.size(),
+                 lookup.compile_milliseconds, milliseconds_since(start));
+  }
+  return true;
 }
 
 }  // namespace
 
-std::vector<BufferPtr> execute(const passes::PassContext& context) {
+std::vector<BufferPtr> execute(const passes::PassContext& context,
+                               const ExecutionOptions& options) {
   const ir::Graph& graph = context.graph;
   const passes::FusionPlan unfused =
       context.fusion ? passes::FusionPlan{} : one_kernel_per_node(graph);
@@ -76,16 +158,29 @@ std::vector<BufferPtr> execute(const passes::PassContext& context) {
     return written.at(node).get();
   };
 
+  std::vector<const Buffer*> inputs;
+  std::vector<BufferPtr> results;
   for (int id : order) {
     const passes::Kernel& kernel = kernels[id];
-    std::unordered_map<const ir::Node*, BufferPtr> local;
-    std::vector<const Buffer*> inputs;
-    for (const ir::NodePtr& node : kernel.nodes) {
-      inputs.clear();
-      for (const ir::NodePtr& input : node->inputs) inputs.push_back(buffer_of(input.get(), local));
-      local[node.get()] = compute(*node, inputs);
+    inputs.clear();
+    for (const ir::NodePtr& input : kernel.inputs) inputs.push_back(buffer_of(input.get(), {}));
+    const bool compiled = options.jit && codegen::is_compilable(kernel) &&
+                          run_compiled(kernel, options, inputs, results);
+    if (compiled) {
+      for (size_t i = 0; i < kernel.outputs.size(); ++i) {
+        written[kernel.outputs[i].get()] = std::move(results[i]);
+      }
+    } else {
+      std::unordered_map<const ir::Node*, BufferPtr> local;
+      for (const ir::NodePtr& node : kernel.nodes) {
+        inputs.clear();
+        for (const ir::NodePtr& input : node->inputs)
+          inputs.push_back(buffer_of(input.get(), local));
+        local[node.get()] = compute(*node, inputs);
+      }
+      for (const ir::NodePtr& output : kernel.outputs)
+        written[output.get()] = local.at(output.get());
     }
-    for (const ir::NodePtr& output : kernel.outputs) written[output.get()] = local.at(output.get());
     for (const ir::NodePtr& input : kernel.inputs) {
       if (--reads_left[input.get()] == 0) written.erase(input.get());
     }

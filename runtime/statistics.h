@@ -14,6 +14,8 @@ struct Counters {
   std::atomic<int64_t> cache_hits{0};
   std::atomic<int64_t> cache_misses{0};
   std::atomic<int64_t> bytes_allocated{0};
+  std::atomic<int64_t> disk_cache_hits{0};
+  std::atomic<int64_t> compile_microseconds{0};
 };
 
 /// The process-wide counters (relaxed atomics: they are statistics, not synchronization).

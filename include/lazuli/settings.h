@@ -23,6 +23,15 @@ void set_dump_passes(const std::string& pattern);
 /// LZ_FUSION=0 turns fusion off: one kernel per op, for fused-versus-unfused comparisons.
 void set_fusion(bool enabled);
 
+/// LZ_JIT=0 runs every kernel through the reference interpreter instead of compiling it with the
+/// CPU JIT (LLVM ORC), to tell a code generation problem from anything else.
+void set_jit(bool enabled);
+
+/// The directory of the on-disk kernel cache: LZ_CACHE_DIR, by default $XDG_CACHE_HOME/lazuli
+/// (else ~/.cache/lazuli). LZ_CACHE=0 or an empty directory turns the disk cache off; compiled
+/// kernels are still kept in memory for the process.
+void set_cache_directory(const std::string& directory);
+
 /// LZ_PASSES_OFF=cse,simplify: passes to skip, by name (see passes/pass.h). Unknown names are
 /// rejected with lz::Error at the next evaluation.
 void set_disabled_passes(const std::string& comma_separated_names);

@@ -83,7 +83,7 @@ TEST(InspectTest, DumpPassesSelectsWhichPassesAreWritten) {
   std::filesystem::remove_all(directory);
 }
 
-TEST(InspectTest, InfoLogPrintsOneLinePerEvaluation) {
+TEST(InspectTest, InfoLogPrintsOneLinePerEvaluationAndPerKernel) {
   lz::set_log_level(lz::LogLevel::Info);
   const lz::Tensor x = lz::arange(0, 3);
   x.wait_to_read();
@@ -95,7 +95,9 @@ TEST(InspectTest, InfoLogPrintsOneLinePerEvaluation) {
   EXPECT_NE(log.find("wait_to_read at "), std::string::npos) << log;
   EXPECT_NE(log.find("inspect_test.cpp:"), std::string::npos) << log;
   EXPECT_NE(log.find("nodes=2 kernels=1"), std::string::npos) << "full(2), mul: " << log;
-  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 1) << log;
+  EXPECT_NE(log.find("[lazuli]   kernel 0 lz_"), std::string::npos) << log;
+  EXPECT_NE(log.find("elements=3 inputs=1 outputs=1 ops=2"), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 2) << "one kernel, one evaluation:\n" << log;
 }
 
 }  // namespace

@@ -1,0 +1,224 @@
+#include "codegen/cpu/element_ops.h"
+
+#include <limits>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include "codegen/cpu/math_functions.h"
+#include "lazuli/error.h"
+
+namespace lz::codegen {
+namespace {
+
+using ir::Op;
+using llvm::IRBuilderBase;
+using llvm::Value;
+
+[[noreturn]] void fail(Op op, DType dtype) {
+  throw Error("[" + std::string(ir::op_name(op)) + "] the CPU code generator has no " +
+              dtype_name(dtype) + " form (the IR's type rules should have rejected it)");
+}
+
+const char* dtype_suffix(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "f32";
+    case DType::Float64: return "f64";
+    case DType::Int32: return "i32";
+    case DType::Int64: return "i64";
+    case DType::Bool: return "bool";
+  }
+  return "";
+}
+
+/// f(x) computed by libm in float64 and rounded to `dtype`, as the interpreter computes it.
+Value* through_libm(IRBuilderBase& b, llvm::Module& module, const char* name, DType dtype,
+                    Value* x) {
+  Value* wide = dtype == float64 ? x : b.CreateFPExt(x, b.getDoubleTy());
+  Value* result = emit_runtime_call(b, module, name, b.getDoubleTy(), {wide});
+  return dtype == float64 ? result : b.CreateFPTrunc(result, b.getFloatTy());
+}
+
+Value* unary_floating(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, Value* x) {
+  llvm::Type* type = x->getType();
+  const bool single = dtype == float32;
+  const auto intrinsic = [&](llvm::Intrinsic::ID id) { return b.CreateIntrinsic(id, {type}, {x}); };
+  switch (op) {
+    case Op::Neg: return b.CreateFNeg(x);
+    case Op::Abs: return intrinsic(llvm::Intrinsic::fabs);
+    case Op::Square: return b.CreateFMul(x, x);
+    case Op::Sqrt: return intrinsic(llvm::Intrinsic::sqrt);
+    case Op::Rsqrt: {
+      // In float64, then rounded once: the interpreter's value.
+      Value* wide = single ? b.CreateFPExt(x, b.getDoubleTy()) : x;
+      Value* root = b.CreateIntrinsic(llvm::Intrinsic::sqrt, {b.getDoubleTy()}, {wide});
+      Value* result = b.CreateFDiv(llvm::ConstantFP::get(b.getDoubleTy(), 1.0), root);
+      return single ? b.CreateFPTrunc(result, type) : result;
+    }
+    case Op::Relu: {
+      // NaN stays NaN: "unordered or greater".
+      Value* zero = llvm::ConstantFP::get(type, 0.0);
+      return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero);
+    }
+    case Op::Exp: return single ? emit_exp_f32(b, x) : through_libm(b, module, "exp", dtype, x);
+    case Op::Log: return single ? emit_log_f32(b, x) : through_libm(b, module, "log", dtype, x);
+    case Op::Sin: return single ? emit_sin_f32(b, x) : through_libm(b, module, "sin", dtype, x);
+    case Op::Cos: return single ? emit_cos_f32(b, x) : through_libm(b, module, "cos", dtype, x);
+    case Op::Tanh: return single ? emit_tanh_f32(b, x) : through_libm(b, module, "tanh", dtype, x);
+    case Op::Sigmoid: {
+      if (!single) return through_libm(b, module, "lz_sigmoid_f64", dtype, x);
+      Value* one = llvm::ConstantFP::get(type, 1.0);
+      return b.CreateFDiv(one, b.CreateFAdd(one, emit_exp_f32(b, b.CreateFNeg(x))));
+    }
+    default: fail(op, dtype);
+  }
+}
+
+Value* unary_integer(IRBuilderBase& b, Op op, DType dtype, Value* x) {
+  Value* zero = llvm::ConstantInt::get(x->getType(), 0);
+  switch (op) {
+    case Op::Neg: return b.CreateSub(zero, x);
+    case Op::Abs: return b.CreateSelect(b.CreateICmpSLT(x, zero), b.CreateSub(zero, x), x);
+    case Op::Square: return b.CreateMul(x, x);
+    case Op::Relu: return b.CreateSelect(b.CreateICmpSGT(x, zero), x, zero);
+    default: fail(op, dtype);
+  }
+}
+
+/// numpy's maximum/minimum: a NaN operand (the first one) is the result.
+Value* nan_propagating(IRBuilderBase& b, bool maximum, Value* x, Value* y) {
+  Value* pick_x = maximum ? b.CreateFCmpOGE(x, y) : b.CreateFCmpOLE(x, y);
+  Value* result = b.CreateSelect(pick_x, x, y);
+  result = b.CreateSelect(b.CreateFCmpUNO(y, y), y, result);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+}
+
+Value* comparison(IRBuilderBase& b, Op op, DType dtype, Value* x, Value* y) {
+  using P = llvm::CmpInst::Predicate;
+  struct Predicates {
+    P floating, integer, boolean;
+  };
+  Predicates p{};
+  switch (op) {
+    case Op::Equal: p = {P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ}; break;
+    case Op::NotEqual: p = {P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE}; break;
+    case Op::Less: p = {P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT}; break;
+    case Op::LessEqual: p = {P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE}; break;
+    case Op::Greater: p = {P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT}; break;
+    case Op::GreaterEqual: p = {P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE}; break;
+    default: fail(op, dtype);
+  }
+  if (is_floating(dtype)) return b.CreateFCmp(p.floating, x, y);
+  return b.CreateICmp(dtype == bool_ ? p.boolean : p.integer, x, y);
+}
+
+}  // namespace
+
+llvm::Type* value_type(llvm::LLVMContext& context, DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return llvm::Type::getFloatTy(context);
+    case DType::Float64: return llvm::Type::getDoubleTy(context);
+    case DType::Int32: return llvm::Type::getInt32Ty(context);
+    case DType::Int64: return llvm::Type::getInt64Ty(context);
+    case DType::Bool: return llvm::Type::getInt1Ty(context);
+  }
+  return nullptr;
+}
+
+llvm::Type* storage_type(llvm::LLVMContext& context, DType dtype) {
+  return dtype == bool_ ? llvm::Type::getInt8Ty(context) : value_type(context, dtype);
+}
+
+Value* from_storage(IRBuilderBase& b, DType dtype, Value* stored) {
+  return dtype == bool_ ? b.CreateICmpNE(stored, b.getInt8(0)) : stored;
+}
+
+Value* to_storage(IRBuilderBase& b, DType dtype, Value* value) {
+  return dtype == bool_ ? b.CreateZExt(value, b.getInt8Ty()) : value;
+}
+
+Value* emit_cast(IRBuilderBase& b, DType from, DType to, Value* x) {
+  llvm::Type* target = value_type(b.getContext(), to);
+  if (from == to) return x;
+  if (to == bool_) {
+    // NaN != 0, so NaN becomes true.
+    if (is_floating(from)) return b.CreateFCmpUNE(x, llvm::ConstantFP::get(x->getType(), 0.0));
+    return b.CreateICmpNE(x, llvm::ConstantInt::get(x->getType(), 0));
+  }
+  if (from == bool_) return is_floating(to) ? b.CreateUIToFP(x, target) : b.CreateZExt(x, target);
+  if (is_floating(from) && is_floating(to)) {
+    return to == float32 ? b.CreateFPTrunc(x, target) : b.CreateFPExt(x, target);
+  }
+  if (is_floating(from)) {
+    // Truncation toward zero, saturating; NaN gives 0.
+    return b.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {target, x->getType()}, {x});
+  }
+  if (is_floating(to)) return b.CreateSIToFP(x, target);
+  return to == int32 ? b.CreateTrunc(x, target) : b.CreateSExt(x, target);
+}
+
+Value* emit_unary(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, Value* x) {
+  if (is_floating(dtype)) return unary_floating(b, module, op, dtype, x);
+  if (is_integer(dtype)) return unary_integer(b, op, dtype, x);
+  fail(op, dtype);
+}
+
+Value* emit_binary(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, Value* x, Value* y) {
+  if (ir::is_comparison(op)) return comparison(b, op, dtype, x, y);
+  if (is_floating(dtype)) {
+    switch (op) {
+      case Op::Add: return b.CreateFAdd(x, y);
+      case Op::Sub: return b.CreateFSub(x, y);
+      case Op::Mul: return b.CreateFMul(x, y);
+      case Op::Div: return b.CreateFDiv(x, y);
+      case Op::Maximum: return nan_propagating(b, true, x, y);
+      case Op::Minimum: return nan_propagating(b, false, x, y);
+      case Op::Pow: {
+        const bool single = dtype == float32;
+        Value* base = single ? b.CreateFPExt(x, b.getDoubleTy()) : x;
+        Value* exponent = single ? b.CreateFPExt(y, b.getDoubleTy()) : y;
+        Value* result = emit_runtime_call(b, module, "pow", b.getDoubleTy(), {base, exponent});
+        return single ? b.CreateFPTrunc(result, b.getFloatTy()) : result;
+      }
+      default: fail(op, dtype);
+    }
+  }
+  if (is_integer(dtype)) {
+    switch (op) {
+      case Op::Add: return b.CreateAdd(x, y);  // no nsw: integer arithmetic wraps
+      case Op::Sub: return b.CreateSub(x, y);
+      case Op::Mul: return b.CreateMul(x, y);
+      case Op::Maximum: return b.CreateSelect(b.CreateICmpSLT(x, y), y, x);
+      case Op::Minimum: return b.CreateSelect(b.CreateICmpSLT(y, x), y, x);
+      case Op::Pow: {
+        const std::string name = std::string("lz_integer_pow_") + dtype_suffix(dtype);
+        return emit_runtime_call(b, module, name.c_str(), x->getType(), {x, y});
+      }
+      default: fail(op, dtype);
+    }
+  }
+  switch (op) {
+    case Op::Maximum: return b.CreateOr(x, y);
+    case Op::Minimum: return b.CreateAnd(x, y);
+    default: fail(op, dtype);
+  }
+}
+
+Value* emit_runtime_call(IRBuilderBase& b, llvm::Module& module, const char* name,
+                         llvm::Type* result, std::initializer_list<Value*> arguments) {
+  std::vector<llvm::Type*> parameter_types;
+  for (Value* argument : arguments) parameter_types.push_back(argument->getType());
+  llvm::FunctionCallee callee = module.getOrInsertFunction(
+      name, llvm::FunctionType::get(result, parameter_types, /*isVarArg=*/false));
+  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    // Pure functions of their arguments: hoistable out of loops, removable when unused.
+    function->setDoesNotAccessMemory();
+    function->setDoesNotThrow();
+    function->setWillReturn();
+  }
+  return b.CreateCall(callee, arguments);
+}
+
+}  // namespace lz::codegen

@@ -1,0 +1,193 @@
+#include "codegen/cpu/jit.h"
+
+#include <chrono>
+#include <mutex>
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/Utils/Cloning.h>
+
+#include "codegen/cpu/runtime_helpers.h"
+#include "lazuli/error.h"
+
+namespace lz::codegen {
+namespace {
+
+[[noreturn]] void fail(const std::string& what, llvm::Error error) {
+  throw Error("CPU JIT: " + what + ": " + llvm::toString(std::move(error)));
+}
+
+template <class T>
+T take(llvm::Expected<T> value, const std::string& what) {
+  if (!value) fail(what, value.takeError());
+  if constexpr (std::is_reference_v<T>) {
+    return *value;
+  } else {
+    return std::move(*value);
+  }
+}
+
+std::string module_text(const llvm::Module& module) {
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  module.print(stream, nullptr);
+  return stream.str();
+}
+
+/// The process-wide JIT. Never destroyed: kernels may run until the process exits.
+class HostJit {
+ public:
+  static HostJit& instance() {
+    static HostJit* jit = new HostJit();
+    return *jit;
+  }
+
+  const std::string& target_id() const { return target_id_; }
+
+  /// Optimizes `module` in place and returns its object code.
+  std::string compile(llvm::Module& module, KernelDump* dump) {
+    std::lock_guard lock(compile_mutex_);
+    module.setDataLayout(machine_->createDataLayout());
+    module.setTargetTriple(machine_->getTargetTriple().str());
+    if (dump) dump->ir_before = module_text(module);
+    optimize(module);
+    if (dump) {
+      dump->ir_after = module_text(module);
+      std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
+      dump->assembly = emit(*copy, llvm::CGFT_AssemblyFile);
+    }
+    return emit(module, llvm::CGFT_ObjectFile);
+  }
+
+  /// Loads `object` into a JITDylib of its own and returns the addresses of `symbols`.
+  std::vector<void*> load(const std::string& object, const std::string& name,
+                          const std::vector<std::string>& symbols) {
+    llvm::orc::JITDylib& library =
+        take(jit_->createJITDylib(name + "#" + std::to_string(++library_count_)),
+             "creating a library for " + name);
+    library.addToLinkOrder(*runtime_);
+    if (llvm::Error error =
+            jit_->addObjectFile(library, llvm::MemoryBuffer::getMemBufferCopy(object, name))) {
+      fail("loading the object code of " + name, std::move(error));
+    }
+    std::vector<void*> addresses;
+    for (const std::string& symbol : symbols) {
+      const llvm::JITEvaluatedSymbol found =
+          take(jit_->lookup(library, symbol), "finding " + symbol);
+      addresses.push_back(llvm::jitTargetAddressToPointer<void*>(found.getAddress()));
+    }
+    return addresses;
+  }
+
+ private:
+  HostJit() {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    llvm::orc::JITTargetMachineBuilder builder =
+        take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU");
+    builder.setCodeGenOptLevel(llvm::CodeGenOpt::Default);  // -O2
+    target_id_ = builder.getTargetTriple().str() + ";" + builder.getCPU() + ";" +
+                 builder.getFeatures().getString();
+    machine_ = take(builder.createTargetMachine(), "creating the target machine");
+    jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(),
+                "starting LLJIT");
+    runtime_ = &take(jit_->createJITDylib("lazuli_runtime"), "creating the runtime library");
+    llvm::orc::SymbolMap symbols;
+    for (const RuntimeSymbol& symbol : runtime_symbols()) {
+      symbols[jit_->mangleAndIntern(symbol.name)] =
+          llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(symbol.address),
+                                   llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+    }
+    if (llvm::Error error = runtime_->define(llvm::orc::absoluteSymbols(std::move(symbols)))) {
+      fail("defining the runtime symbols", std::move(error));
+    }
+    // Anything else the code generator calls (compiler-rt style helpers) comes from the process.
+    runtime_->addGenerator(take(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+                                    jit_->getDataLayout().getGlobalPrefix()),
+                                "searching the process for symbols"));
+  }
+
+  void optimize(llvm::Module& module) {
+    llvm::PipelineTuningOptions tuning;
+    tuning.LoopVectorization = true;
+    tuning.SLPVectorization = true;
+    tuning.LoopUnrolling = true;
+    llvm::PassBuilder builder(machine_.get(), tuning);
+    llvm::LoopAnalysisManager loops;
+    llvm::FunctionAnalysisManager functions;
+    llvm::CGSCCAnalysisManager cgscc;
+    llvm::ModuleAnalysisManager modules;
+    builder.registerModuleAnalyses(modules);
+    builder.registerCGSCCAnalyses(cgscc);
+    builder.registerFunctionAnalyses(functions);
+    builder.registerLoopAnalyses(loops);
+    builder.crossRegisterProxies(loops, functions, cgscc, modules);
+    llvm::ModulePassManager pipeline =
+        builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
+    pipeline.run(module, modules);
+  }
+
+  std::string emit(llvm::Module& module, llvm::CodeGenFileType type) {
+    llvm::SmallVector<char, 0> buffer;
+    llvm::raw_svector_ostream stream(buffer);
+    llvm::legacy::PassManager passes;
+    if (machine_->addPassesToEmitFile(passes, stream, nullptr, type)) {
+      throw Error("CPU JIT: the target cannot emit this kind of file");
+    }
+    passes.run(module);
+    return std::string(buffer.data(), buffer.size());
+  }
+
+  std::mutex compile_mutex_;
+  std::string target_id_;
+  std::unique_ptr<llvm::TargetMachine> machine_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  llvm::orc::JITDylib* runtime_ = nullptr;
+  std::atomic<int64_t> library_count_{0};
+};
+
+}  // namespace
+
+JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::string& name,
+                       ObjectStore* store, KernelDump* dump) {
+  const auto start = std::chrono::steady_clock::now();
+  HostJit& jit = HostJit::instance();
+  llvm::LLVMContext context;
+  LoweredKernel lowered = lower_kernel(kernel, flat, context, name);
+  JitKernel result;
+  std::string key;
+  std::optional<std::string> object;
+  if (store != nullptr) {
+    key = jit.target_id() + "\nLLVM " LLVM_VERSION_STRING "\n" + module_text(*lowered.module);
+    object = store->load(key);
+    result.from_disk = object.has_value();
+  }
+  if (!object || dump != nullptr) {
+    object = jit.compile(*lowered.module, dump);
+    if (store != nullptr && !result.from_disk) store->store(key, *object);
+  }
+  std::vector<std::string> symbols;
+  for (const Phase& phase : lowered.phases) symbols.push_back(phase.symbol);
+  const std::vector<void*> addresses = jit.load(*object, name, symbols);
+  for (size_t i = 0; i < lowered.phases.size(); ++i) {
+    result.phases.push_back({reinterpret_cast<PhaseFunction>(addresses[i]),
+                             lowered.phases[i].range_node, lowered.phases[i].work_per_position});
+  }
+  result.compile_milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return result;
+}
+
+}  // namespace lz::codegen

@@ -1,0 +1,58 @@
+// The LLVM ORC JIT for the host CPU: lowered kernels are optimized at O2 (vectorizing for the
+// host's features), compiled to object code, and loaded, each in a JITDylib of its own that
+// resolves calls against runtime_symbols().
+//
+// Compiling holds a mutex of its own (LLVM's TargetMachine is not thread-safe); nothing else
+// in lazuli waits on it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/lowering.h"
+#include "passes/fusion_plan.h"
+
+namespace lz::codegen {
+
+using PhaseFunction = void (*)(void* const* buffers, const uint64_t* scalars, int64_t begin,
+                               int64_t end);
+
+struct LoadedPhase {
+  PhaseFunction function = nullptr;
+  int range_node = 0;
+  int64_t work_per_position = 1;
+};
+
+/// Text of one compilation for LZ_DUMP.
+struct KernelDump {
+  std::string ir_before;  // as lowered
+  std::string ir_after;   // after the O2 pipeline
+  std::string assembly;
+};
+
+struct JitKernel {
+  std::vector<LoadedPhase> phases;
+  bool from_disk = false;           // the object code came from the ObjectStore
+  double compile_milliseconds = 0;  // lowering + optimization + code generation + loading
+};
+
+/// Where object code persists between processes (the disk cache). The key is exact: the host
+/// target (triple, CPU, features), the LLVM version and the kernel's unoptimized IR, so code
+/// never runs on a CPU, or for a lazuli, it was not compiled for.
+class ObjectStore {
+ public:
+  virtual ~ObjectStore() = default;
+  virtual std::optional<std::string> load(const std::string& key) = 0;
+  virtual void store(const std::string& key, const std::string& object) = 0;
+};
+
+/// Lowers `kernel` and loads its code: from `store` when it has it (optimization and code
+/// generation are then skipped), else freshly compiled and saved there. Symbols are named after
+/// `name`. Fills `dump`, when given, with the IR and assembly (compiling even on a store hit).
+/// Throws UnsupportedKernel when the lowering does not handle the kernel.
+JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::string& name,
+                       ObjectStore* store, KernelDump* dump);
+
+}  // namespace lz::codegen

@@ -1,0 +1,43 @@
+// Compiled kernels, found by the exact structure of the kernel (kernel_signature.h): in memory
+// for the life of the process, and as object code on disk across processes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/jit.h"
+#include "passes/fusion_plan.h"
+
+namespace lz::codegen {
+
+enum class KernelSource { Memory, Disk, Compiled };
+/// "memory", "disk" or "compiled", for the log.
+const char* kernel_source_name(KernelSource source);
+
+struct CompiledKernel {
+  std::string name;  // lz_<hash of the key>, the prefix of its symbols
+  bool flat = false;
+  std::vector<LoadedPhase> phases;
+};
+
+struct KernelLookup {
+  std::shared_ptr<const CompiledKernel> kernel;
+  KernelSource source = KernelSource::Memory;
+  double compile_milliseconds = 0;  // 0 for a memory hit
+};
+
+/// The compiled code of `kernel` (is_compilable), compiling it on a miss. `disk_directory`
+/// empty: no disk cache. `dump`, when given, receives the kernel's IR and assembly (a memory
+/// hit then compiles again to produce them). Counts cache_hits, cache_misses, disk_cache_hits,
+/// kernels_compiled and compile_microseconds in lz::stats(). Compiles without holding the
+/// cache's lock. Throws UnsupportedKernel when the kernel cannot be lowered.
+KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& disk_directory,
+                             KernelDump* dump);
+
+/// Forgets the in-memory cache, so the next lookup of every kernel goes to disk or compiles
+/// (tests and compile-time benchmarks). Code already loaded stays loaded: a kernel running on
+/// another thread is not affected.
+void forget_compiled_kernels();
+
+}  // namespace lz::codegen

@@ -1,0 +1,152 @@
+#include "codegen/cpu/kernel_signature.h"
+
+#include <bit>
+#include <charconv>
+
+#include "ir/op.h"
+
+namespace lz::codegen {
+namespace {
+
+bool is_elementwise(ir::Op op) {
+  const ir::OpKind kind = ir::op_info(op).kind;
+  return kind == ir::OpKind::Unary || kind == ir::OpKind::Binary || kind == ir::OpKind::Ternary;
+}
+
+void append_number(std::string& key, int64_t value) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  key.append(digits, end);
+}
+
+void append_list(std::string& key, char tag, const std::vector<int64_t>& values) {
+  key += tag;
+  for (int64_t value : values) {
+    append_number(key, value);
+    key += ',';
+  }
+}
+
+/// Bits of a fill value converted to the node's dtype, as the interpreter converts it.
+uint64_t element_bits(DType dtype, const ir::ScalarParam& value) {
+  switch (dtype) {
+    case DType::Float32: return std::bit_cast<uint32_t>(static_cast<float>(value.floating));
+    case DType::Float64: return std::bit_cast<uint64_t>(value.floating);
+    case DType::Int32:
+      return static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(value.integer)));
+    case DType::Int64: return static_cast<uint64_t>(value.integer);
+    case DType::Bool: return value.integer != 0 ? 1 : 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int position_of(const std::vector<ir::NodePtr>& nodes, const ir::Node* node) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (nodes[i].get() == node) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+bool is_compilable(const passes::Kernel& kernel) {
+  for (const ir::NodePtr& node : kernel.nodes) {
+    if (node->op == ir::Op::MatMul || node->op == ir::Op::Data) return false;
+  }
+  return !kernel.nodes.empty();
+}
+
+bool is_flat(const passes::Kernel& kernel) {
+  const int64_t root_size = kernel.nodes.back()->size();
+  for (const ir::NodePtr& node : kernel.nodes) {
+    const ir::OpKind kind = ir::op_info(node->op).kind;
+    const bool positional =
+        kind == ir::OpKind::Leaf || is_elementwise(node->op) || node->op == ir::Op::Reshape;
+    if (!positional) return false;
+    if (node->size() != 1 && node->size() != root_size) return false;
+    for (const ir::NodePtr& input : node->inputs) {
+      const bool aligned = input->size() == node->size() &&
+                           (input->shape == node->shape || node->op == ir::Op::Reshape);
+      if (input->size() != 1 && !aligned) return false;
+    }
+  }
+  for (const ir::NodePtr& output : kernel.outputs) {
+    if (output->size() != root_size) return false;
+  }
+  return true;
+}
+
+std::string kernel_key(const passes::Kernel& kernel, bool flat) {
+  std::string key = flat ? "flat;" : "shaped;";
+  key.reserve(32 * (kernel.nodes.size() + kernel.inputs.size()));
+  const auto append_value_type = [&](const ir::Node& node) {
+    key += dtype_short_name(node.dtype);
+    if (flat) {
+      key += node.size() == 1 ? 's' : 'v';
+    } else {
+      append_list(key, '(', node.shape);
+    }
+  };
+  for (const ir::NodePtr& input : kernel.inputs) {
+    key += "in ";
+    append_value_type(*input);
+    key += ';';
+  }
+  for (const ir::NodePtr& node : kernel.nodes) {
+    key += ir::op_name(node->op);
+    key += ' ';
+    append_value_type(*node);
+    if (node->keepdims) key += 'k';
+    if (!node->axes.empty()) append_list(key, 'a', node->axes);
+    if (!node->starts.empty()) append_list(key, 'b', node->starts);
+    if (!node->steps.empty()) append_list(key, 'c', node->steps);
+    for (const ir::NodePtr& input : node->inputs) {
+      const int inside = position_of(kernel.nodes, input.get());
+      key += inside >= 0 ? '%' : '@';
+      append_number(key, inside >= 0 ? inside : position_of(kernel.inputs, input.get()));
+    }
+    key += ';';
+  }
+  key += "out";
+  for (const ir::NodePtr& output : kernel.outputs) {
+    key += ' ';
+    append_number(key, position_of(kernel.nodes, output.get()));
+  }
+  return key;
+}
+
+int scalar_slot_count(ir::Op op) {
+  switch (op) {
+    case ir::Op::Full: return 1;
+    case ir::Op::Arange: return 2;
+    case ir::Op::RandomUniform:
+    case ir::Op::RandomNormal: return 3;
+    default: return 0;
+  }
+}
+
+std::vector<uint64_t> kernel_scalars(const passes::Kernel& kernel) {
+  std::vector<uint64_t> slots;
+  for (const ir::NodePtr& node : kernel.nodes) {
+    switch (node->op) {
+      case ir::Op::Full: slots.push_back(element_bits(node->dtype, node->params[0])); break;
+      case ir::Op::Arange:
+        for (const ir::ScalarParam& param : node->params) {
+          slots.push_back(is_floating(node->dtype) ? std::bit_cast<uint64_t>(param.floating)
+                                                   : static_cast<uint64_t>(param.integer));
+        }
+        break;
+      case ir::Op::RandomUniform:
+      case ir::Op::RandomNormal:
+        slots.push_back(node->seed);
+        for (const ir::ScalarParam& param : node->params) {
+          slots.push_back(std::bit_cast<uint64_t>(param.floating));
+        }
+        break;
+      default: break;
+    }
+  }
+  return slots;
+}
+
+}  // namespace lz::codegen

@@ -1,0 +1,716 @@
+#include "codegen/cpu/lowering.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include "codegen/cpu/element_ops.h"
+#include "codegen/cpu/kernel_signature.h"
+#include "codegen/cpu/unsupported_kernel.h"
+#include "lazuli/error.h"
+
+namespace lz::codegen {
+namespace {
+
+using ir::Node;
+using ir::Op;
+using llvm::Value;
+
+/// A position in a node's index space: its multi-index, its row-major linear position, or both.
+/// The missing form is computed on first use (KernelEmitter::dims_of / linear_of).
+struct Index {
+  const Shape* shape = nullptr;
+  std::vector<Value*> dims;  // one per dimension, or empty until needed
+  Value* linear = nullptr;
+};
+
+/// The registers of one reduction's running state.
+struct Accumulator {
+  llvm::AllocaInst* value = nullptr;
+  llvm::AllocaInst* flag = nullptr;   // max/min: a NaN was seen; argmax: likewise
+  llvm::AllocaInst* index = nullptr;  // argmax: position of the best element
+};
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const passes::Kernel& kernel, bool flat, llvm::Module& module, std::string name)
+      : kernel_(kernel),
+        flat_(flat),
+        module_(module),
+        context_(module.getContext()),
+        builder_(context_),
+        name_(std::move(name)) {
+    int slot = 0;
+    for (size_t i = 0; i < kernel.nodes.size(); ++i) {
+      const Node* node = kernel.nodes[i].get();
+      position_[node] = static_cast<int>(i);
+      scalar_slot_[node] = slot;
+      slot += scalar_slot_count(node->op);
+      bool depends = ir::op_info(node->op).kind == ir::OpKind::Reduction;
+      for (const ir::NodePtr& input : node->inputs) {
+        depends = depends || depends_on_reduction_.contains(input.get());
+      }
+      if (depends) depends_on_reduction_.insert({node, true});
+    }
+  }
+
+  std::vector<Phase> emit() {
+    std::vector<const Node*> reductions;
+    for (const ir::NodePtr& node : kernel_.nodes) {
+      if (ir::op_info(node->op).kind == ir::OpKind::Reduction) reductions.push_back(node.get());
+    }
+    std::vector<const Node*> outputs;
+    for (const ir::NodePtr& output : kernel_.outputs) outputs.push_back(output.get());
+    std::vector<const Node*> left;  // outputs the main phase does not compute
+    if (reductions.empty()) {
+      left = emit_elementwise_phase(kernel_.nodes.back().get(), outputs);
+    } else {
+      left = emit_reduction_phase(reductions, outputs);
+    }
+    for (const Node* output : left) {
+      if (depends_on_reduction_.contains(output)) {
+        throw UnsupportedKernel("output %" + std::to_string(position_.at(output)) +
+                                " depends on a reduction but is neither shaped like its result "
+                                "nor like its input");
+      }
+      emit_elementwise_phase(output, {output});
+    }
+    std::string problems;
+    llvm::raw_string_ostream stream(problems);
+    if (llvm::verifyModule(module_, &stream)) {
+      throw Error("the CPU code generator produced invalid LLVM IR for kernel " + name_ + ": " +
+                  stream.str());
+    }
+    return phases_;
+  }
+
+ private:
+  // ---------------------------------------------------------------------------------------
+  // Phase functions
+
+  /// Starts `<name>_phase<i>`: a wrapper with the generic signature that calls a body taking
+  /// each buffer as its own noalias pointer (so loops vectorize without overlap checks).
+  void begin_phase(const Node* range_node, int64_t work_per_position) {
+    const std::string symbol = name_ + "_phase" + std::to_string(phases_.size());
+    phases_.push_back({symbol, position_.at(range_node), work_per_position});
+
+    llvm::Type* i64 = builder_.getInt64Ty();
+    std::vector<llvm::Type*> parameters;
+    std::vector<const Node*> buffers;
+    for (const ir::NodePtr& input : kernel_.inputs) buffers.push_back(input.get());
+    for (const ir::NodePtr& output : kernel_.outputs) buffers.push_back(output.get());
+    for (const Node* buffer : buffers) {
+      parameters.push_back(llvm::PointerType::getUnqual(storage_type(context_, buffer->dtype)));
+    }
+    parameters.push_back(llvm::PointerType::getUnqual(i64));
+    parameters.push_back(i64);
+    parameters.push_back(i64);
+    llvm::Function* body =
+        llvm::Function::Create(llvm::FunctionType::get(builder_.getVoidTy(), parameters, false),
+                               llvm::Function::InternalLinkage, symbol + "_body", module_);
+    body->addFnAttr(llvm::Attribute::NoInline);
+    body->addFnAttr(llvm::Attribute::NoUnwind);
+    for (size_t i = 0; i < buffers.size(); ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
+
+    llvm::Type* opaque = builder_.getInt8PtrTy();
+    llvm::Function* wrapper = llvm::Function::Create(
+        llvm::FunctionType::get(
+            builder_.getVoidTy(),
+            {llvm::PointerType::getUnqual(opaque), llvm::PointerType::getUnqual(i64), i64, i64},
+            false),
+        llvm::Function::ExternalLinkage, symbol, module_);
+    wrapper->addFnAttr(llvm::Attribute::NoUnwind);
+    builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", wrapper));
+    std::vector<Value*> arguments;
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      Value* slot = builder_.CreateConstInBoundsGEP1_64(opaque, wrapper->getArg(0), i);
+      arguments.push_back(builder_.CreateBitCast(builder_.CreateLoad(opaque, slot), parameters[i]));
+    }
+    arguments.push_back(wrapper->getArg(1));
+    arguments.push_back(wrapper->getArg(2));
+    arguments.push_back(wrapper->getArg(3));
+    builder_.CreateCall(body, arguments);
+    builder_.CreateRetVoid();
+
+    function_ = body;
+    buffer_pointers_.clear();
+    for (size_t i = 0; i < buffers.size(); ++i) buffer_pointers_[buffers[i]] = body->getArg(i);
+    scalars_ = body->getArg(buffers.size());
+    begin_ = body->getArg(buffers.size() + 1);
+    end_ = body->getArg(buffers.size() + 2);
+    entry_ = llvm::BasicBlock::Create(context_, "entry", body);
+    builder_.SetInsertPoint(entry_);
+    memo_.clear();
+  }
+
+  void end_phase() { builder_.CreateRetVoid(); }
+
+  Value* output_pointer(const Node* output) {
+    for (size_t i = 0; i < kernel_.outputs.size(); ++i) {
+      if (kernel_.outputs[i].get() == output) {
+        return function_->getArg(kernel_.inputs.size() + i);
+      }
+    }
+    throw Error("internal: node is not an output of the kernel");
+  }
+
+  void store(const Node* output, Value* value, Value* position) {
+    llvm::Type* type = storage_type(context_, output->dtype);
+    Value* address = builder_.CreateInBoundsGEP(type, output_pointer(output), position);
+    builder_.CreateAlignedStore(to_storage(builder_, output->dtype, value), address,
+                                llvm::Align(dtype_size(output->dtype)));
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Loops
+
+  Value* constant(int64_t value) { return builder_.getInt64(static_cast<uint64_t>(value)); }
+
+  /// for (i = begin; i < end; ++i) body(i), leaving the builder after the loop.
+  void emit_loop(Value* begin, Value* end, const std::function<void(Value*)>& body) {
+    llvm::BasicBlock* before = builder_.GetInsertBlock();
+    llvm::BasicBlock* header = llvm::BasicBlock::Create(context_, "loop", function_);
+    llvm::BasicBlock* inside = llvm::BasicBlock::Create(context_, "body", function_);
+    llvm::BasicBlock* after = llvm::BasicBlock::Create(context_, "after", function_);
+    builder_.CreateBr(header);
+    builder_.SetInsertPoint(header);
+    llvm::PHINode* i = builder_.CreatePHI(builder_.getInt64Ty(), 2, "i");
+    i->addIncoming(begin, before);
+    builder_.CreateCondBr(builder_.CreateICmpSLT(i, end), inside, after);
+    builder_.SetInsertPoint(inside);
+    body(i);
+    Value* next = builder_.CreateAdd(i, constant(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    i->addIncoming(next, builder_.GetInsertBlock());
+    builder_.CreateBr(header);
+    builder_.SetInsertPoint(after);
+  }
+
+  /// Nested loops over dimensions `axes` of `shape` (outermost first); `body` gets the full
+  /// multi-index, whose other dimensions come from `fixed`.
+  void emit_nest(const Shape& shape, const std::vector<int64_t>& axes, std::vector<Value*> fixed,
+                 const std::function<void(const std::vector<Value*>&)>& body, size_t depth = 0) {
+    if (depth == axes.size()) {
+      body(fixed);
+      return;
+    }
+    const int64_t axis = axes[depth];
+    emit_loop(constant(0), constant(shape[axis]), [&](Value* i) {
+      fixed[axis] = i;
+      emit_nest(shape, axes, fixed, body, depth + 1);
+    });
+  }
+
+  llvm::AllocaInst* local(llvm::Type* type, Value* initial) {
+    llvm::IRBuilder<> at_entry(entry_, entry_->begin());
+    llvm::AllocaInst* slot = at_entry.CreateAlloca(type);
+    builder_.CreateStore(initial, slot);
+    return slot;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Indices
+
+  const std::vector<Value*>& dims_of(Index& index) {
+    const Shape& shape = *index.shape;
+    if (index.dims.size() == shape.size()) return index.dims;
+    index.dims.assign(shape.size(), nullptr);
+    Value* rest = index.linear;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] == 1) {
+        index.dims[d] = constant(0);
+      } else if (d == 0) {
+        index.dims[d] = rest;
+      } else {
+        index.dims[d] = builder_.CreateURem(rest, constant(shape[d]));
+        rest = builder_.CreateUDiv(rest, constant(shape[d]));
+      }
+    }
+    return index.dims;
+  }
+
+  Value* linear_of(Index& index) {
+    if (index.linear != nullptr) return index.linear;
+    const Shape& shape = *index.shape;
+    Value* linear = constant(0);
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] != 1) {
+        Value* term = builder_.CreateMul(index.dims[d], constant(stride), "", true, true);
+        linear = builder_.CreateAdd(linear, term, "", true, true);
+      }
+      stride *= shape[d];
+    }
+    index.linear = linear;
+    return linear;
+  }
+
+  /// The index of `input` read by a node at `index` under numpy broadcasting.
+  Index broadcast_index(Index& index, const Node& input) {
+    if (input.size() == 1) return Index{&input.shape, {}, constant(0)};
+    if (input.shape == *index.shape) return index;
+    const std::vector<Value*>& dims = dims_of(index);
+    const size_t offset = dims.size() - input.shape.size();
+    Index result{&input.shape, std::vector<Value*>(input.shape.size()), nullptr};
+    for (size_t d = 0; d < input.shape.size(); ++d) {
+      result.dims[d] = input.shape[d] == 1 ? constant(0) : dims[d + offset];
+    }
+    return result;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Values
+
+  using MemoKey = std::pair<const Node*, std::vector<Value*>>;
+
+  /// The value of `node` at `index`, emitted once per index within the current loop body.
+  Value* emit_value(const Node* node, Index& index) {
+    if (auto found = reduction_values_.find(node); found != reduction_values_.end()) {
+      return found->second;  // the reduction's result at the kept position being computed
+    }
+    MemoKey key{node, index.linear ? std::vector<Value*>{index.linear} : dims_of(index)};
+    if (index.linear == nullptr) key.second.push_back(nullptr);  // dims and linear never collide
+    if (auto found = memo_.find(key); found != memo_.end()) return found->second;
+    Value* value = compute(node, index);
+    memo_.emplace(std::move(key), value);
+    return value;
+  }
+
+  Value* input_value(const Node& node, int i, Index& index) {
+    const Node& input = *node.inputs[i];
+    Index at = broadcast_index(index, input);
+    return emit_value(&input, at);
+  }
+
+  Value* scalar_slot(const Node* node, int slot) {
+    Value* address = builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), scalars_,
+                                                         scalar_slot_.at(node) + slot);
+    return builder_.CreateLoad(builder_.getInt64Ty(), address);
+  }
+
+  Value* scalar_as_double(const Node* node, int slot) {
+    return builder_.CreateBitCast(scalar_slot(node, slot), builder_.getDoubleTy());
+  }
+
+  Value* compute(const Node* node, Index& index) {
+    if (!position_.contains(node)) return load_input(node, index);
+    switch (ir::op_info(node->op).kind) {
+      case ir::OpKind::Leaf: return compute_leaf(node, index);
+      case ir::OpKind::Unary:
+        if (node->op == Op::Astype) {
+          return emit_cast(builder_, node->inputs[0]->dtype, node->dtype,
+                           input_value(*node, 0, index));
+        }
+        return emit_unary(builder_, module_, node->op, node->dtype, input_value(*node, 0, index));
+      case ir::OpKind::Binary:
+        return emit_binary(builder_, module_, node->op, node->inputs[0]->dtype,
+                           input_value(*node, 0, index), input_value(*node, 1, index));
+      case ir::OpKind::Ternary: {
+        Value* condition = input_value(*node, 0, index);
+        Value* if_true = input_value(*node, 1, index);
+        Value* if_false = input_value(*node, 2, index);
+        return builder_.CreateSelect(condition, if_true, if_false);
+      }
+      case ir::OpKind::Movement: return compute_movement(node, index);
+      case ir::OpKind::Reduction:
+        throw UnsupportedKernel("a reduction is read outside the loop that computes it");
+      case ir::OpKind::LinearAlgebra: break;
+    }
+    throw UnsupportedKernel(std::string(ir::op_name(node->op)) + " inside a fused kernel");
+  }
+
+  Value* load_input(const Node* node, Index& index) {
+    llvm::Type* type = storage_type(context_, node->dtype);
+    Value* position = node->size() == 1 ? constant(0) : linear_of(index);
+    Value* address = builder_.CreateInBoundsGEP(type, buffer_pointers_.at(node), position);
+    Value* stored = builder_.CreateAlignedLoad(type, address, llvm::Align(dtype_size(node->dtype)));
+    return from_storage(builder_, node->dtype, stored);
+  }
+
+  Value* compute_leaf(const Node* node, Index& index) {
+    llvm::Type* type = value_type(context_, node->dtype);
+    switch (node->op) {
+      case Op::Full: {
+        Value* bits = scalar_slot(node, 0);
+        switch (node->dtype) {
+          case DType::Float32:
+            return builder_.CreateBitCast(builder_.CreateTrunc(bits, builder_.getInt32Ty()), type);
+          case DType::Float64: return builder_.CreateBitCast(bits, type);
+          case DType::Int64: return bits;
+          default: return builder_.CreateTrunc(bits, type);
+        }
+      }
+      case Op::Arange: {
+        Value* position = linear_of(index);
+        if (is_floating(node->dtype)) {
+          // start + i * step in float64, rounded once.
+          Value* offset = builder_.CreateFMul(
+              builder_.CreateSIToFP(position, builder_.getDoubleTy()), scalar_as_double(node, 1));
+          Value* value = builder_.CreateFAdd(scalar_as_double(node, 0), offset);
+          return node->dtype == float32 ? builder_.CreateFPTrunc(value, type) : value;
+        }
+        Value* value = builder_.CreateAdd(scalar_slot(node, 0),
+                                          builder_.CreateMul(position, scalar_slot(node, 1)));
+        return node->dtype == int64 ? value : builder_.CreateTrunc(value, type);
+      }
+      case Op::RandomUniform:
+      case Op::RandomNormal: {
+        const std::string name = std::string(node->op == Op::RandomUniform ? "lz_random_uniform_"
+                                                                           : "lz_random_normal_") +
+                                 dtype_short_name(node->dtype);
+        return emit_runtime_call(builder_, module_, name.c_str(), type,
+                                 {scalar_slot(node, 0), linear_of(index), scalar_as_double(node, 1),
+                                  scalar_as_double(node, 2)});
+      }
+      default: break;
+    }
+    throw UnsupportedKernel(std::string(ir::op_name(node->op)) + " leaf");
+  }
+
+  Value* compute_movement(const Node* node, Index& index) {
+    const Node& input = *node->inputs[0];
+    switch (node->op) {
+      case Op::Reshape: {
+        Index at{&input.shape, {}, linear_of(index)};
+        return emit_value(&input, at);
+      }
+      case Op::BroadcastTo: return input_value(*node, 0, index);
+      case Op::Transpose: {
+        const std::vector<Value*>& dims = dims_of(index);
+        Index at{&input.shape, std::vector<Value*>(dims.size()), nullptr};
+        for (size_t d = 0; d < dims.size(); ++d) at.dims[node->axes[d]] = dims[d];
+        return emit_value(&input, at);
+      }
+      case Op::Slice: {
+        const std::vector<Value*>& dims = dims_of(index);
+        Index at{&input.shape, std::vector<Value*>(dims.size()), nullptr};
+        for (size_t d = 0; d < dims.size(); ++d) {
+          at.dims[d] = builder_.CreateAdd(constant(node->starts[d]),
+                                          builder_.CreateMul(dims[d], constant(node->steps[d])));
+        }
+        return emit_value(&input, at);
+      }
+      case Op::Concatenate: return compute_concatenate(node, index);
+      default: break;
+    }
+    throw UnsupportedKernel(std::string(ir::op_name(node->op)) + " movement");
+  }
+
+  /// Every input is read at the position clamped into its block, then the block containing
+  /// the position is selected: no branches, and no read outside any input.
+  Value* compute_concatenate(const Node* node, Index& index) {
+    const int64_t axis = node->axes[0];
+    const std::vector<Value*> dims = dims_of(index);
+    Value* result = nullptr;
+    int64_t offset = 0;
+    for (const ir::NodePtr& input : node->inputs) {
+      const int64_t extent = input->shape[axis];
+      if (extent == 0) continue;
+      Index at{&input->shape, dims, nullptr};
+      Value* local = builder_.CreateSub(dims[axis], constant(offset));
+      Value* low =
+          builder_.CreateSelect(builder_.CreateICmpSLT(local, constant(0)), constant(0), local);
+      at.dims[axis] = builder_.CreateSelect(builder_.CreateICmpSGT(low, constant(extent - 1)),
+                                            constant(extent - 1), low);
+      Value* value = emit_value(input.get(), at);
+      result = result == nullptr
+                   ? value
+                   : builder_.CreateSelect(builder_.CreateICmpSGE(dims[axis], constant(offset)),
+                                           value, result);
+      offset += extent;
+    }
+    return result;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Elementwise phases
+
+  /// A phase over the elements of `target` computing every output of `outputs` that has its
+  /// shape (all of them in a flat kernel). Returns the others.
+  std::vector<const Node*> emit_elementwise_phase(const Node* target,
+                                                  const std::vector<const Node*>& outputs) {
+    std::vector<const Node*> computed;
+    std::vector<const Node*> left;
+    for (const Node* output : outputs) {
+      (flat_ || output->shape == target->shape ? computed : left).push_back(output);
+    }
+    begin_phase(target, 1);
+    const Shape& shape = target->shape;
+    const auto compute_at = [&](Index& index) {
+      memo_.clear();
+      for (const Node* output : computed) {
+        Index at = flat_ ? Index{&output->shape, {}, index.linear} : index;
+        store(output, emit_value(output, at), index.linear);
+      }
+      memo_.clear();
+    };
+    const int64_t inner = shape.empty() ? 1 : shape.back();
+    if (flat_ || shape.size() < 2 || inner < 8) {
+      emit_loop(begin_, end_, [&](Value* i) {
+        Index index{&shape, {}, i};
+        compute_at(index);
+      });
+    } else {
+      // Row by row: the innermost dimension is the inner loop's induction variable.
+      Shape outer_shape(shape.begin(), shape.end() - 1);
+      Value* first_row = builder_.CreateUDiv(begin_, constant(inner));
+      Value* end_row =
+          builder_.CreateUDiv(builder_.CreateAdd(end_, constant(inner - 1)), constant(inner));
+      emit_loop(first_row, end_row, [&](Value* row) {
+        Value* row_start = builder_.CreateMul(row, constant(inner));
+        Value* from = builder_.CreateSub(begin_, row_start);
+        from = builder_.CreateSelect(builder_.CreateICmpSLT(from, constant(0)), constant(0), from);
+        Value* to = builder_.CreateSub(end_, row_start);
+        to =
+            builder_.CreateSelect(builder_.CreateICmpSGT(to, constant(inner)), constant(inner), to);
+        Index row_index{&outer_shape, {}, row};
+        std::vector<Value*> outer = dims_of(row_index);
+        emit_loop(from, to, [&](Value* j) {
+          Index index{&shape, outer, builder_.CreateAdd(row_start, j, "", true, true)};
+          index.dims.push_back(j);
+          compute_at(index);
+        });
+      });
+    }
+    end_phase();
+    return left;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Reduction phases
+
+  Accumulator start_accumulator(const Node* reduction) {
+    const DType dtype = reduction->inputs[0]->dtype;
+    llvm::Type* type = value_type(context_, dtype);
+    Accumulator accumulator;
+    switch (reduction->op) {
+      case Op::Sum:
+        // Floating sums accumulate in float64, as the interpreter does.
+        accumulator.value =
+            is_floating(dtype)
+                ? local(builder_.getDoubleTy(), llvm::ConstantFP::get(builder_.getDoubleTy(), 0.0))
+                : local(type, llvm::ConstantInt::get(type, 0));
+        return accumulator;
+      case Op::Max:
+      case Op::Min:
+      case Op::Argmax: {
+        const bool lowest = reduction->op != Op::Min;
+        Value* identity = nullptr;
+        if (is_floating(dtype)) {
+          identity = llvm::ConstantFP::getInfinity(type, lowest);
+        } else if (dtype == bool_) {
+          identity = builder_.getInt1(!lowest);
+        } else {
+          const unsigned bits = type->getIntegerBitWidth();
+          identity =
+              llvm::ConstantInt::get(context_, lowest ? llvm::APInt::getSignedMinValue(bits)
+                                                      : llvm::APInt::getSignedMaxValue(bits));
+        }
+        accumulator.value = local(type, identity);
+        accumulator.flag = local(builder_.getInt1Ty(), builder_.getFalse());
+        if (reduction->op == Op::Argmax)
+          accumulator.index = local(builder_.getInt64Ty(), constant(0));
+        return accumulator;
+      }
+      default: break;
+    }
+    throw UnsupportedKernel(std::string(ir::op_name(reduction->op)) + " reduction");
+  }
+
+  void update_accumulator(const Node* reduction, const Accumulator& accumulator, Value* x,
+                          const std::vector<Value*>& dims) {
+    const DType dtype = reduction->inputs[0]->dtype;
+    llvm::Type* type = accumulator.value->getAllocatedType();
+    Value* current = builder_.CreateLoad(type, accumulator.value);
+    Value* next = nullptr;
+    if (reduction->op == Op::Sum) {
+      if (is_floating(dtype)) {
+        Value* wide = dtype == float32 ? builder_.CreateFPExt(x, builder_.getDoubleTy()) : x;
+        // Reassociation lets the loop keep vector partial sums (a different, equally valid
+        // summation order than the interpreter's).
+        llvm::FastMathFlags flags;
+        flags.setAllowReassoc();
+        next = builder_.CreateFAdd(current, wide);
+        llvm::cast<llvm::Instruction>(next)->setFastMathFlags(flags);
+      } else {
+        next = builder_.CreateAdd(current, x);
+      }
+      builder_.CreateStore(next, accumulator.value);
+      return;
+    }
+    Value* seen_nan = builder_.CreateLoad(builder_.getInt1Ty(), accumulator.flag);
+    Value* x_nan = is_floating(dtype) ? builder_.CreateFCmpUNO(x, x) : builder_.getFalse();
+    if (reduction->op == Op::Argmax) {
+      // The first maximum wins; the first NaN counts as the maximum.
+      Value* better = is_floating(dtype) ? builder_.CreateFCmpOGT(x, current)
+                      : dtype == bool_   ? builder_.CreateICmpUGT(x, current)
+                                         : builder_.CreateICmpSGT(x, current);
+      Value* take =
+          builder_.CreateAnd(builder_.CreateNot(seen_nan), builder_.CreateOr(x_nan, better));
+      Value* best_index = builder_.CreateLoad(builder_.getInt64Ty(), accumulator.index);
+      builder_.CreateStore(builder_.CreateSelect(take, dims[reduction->axes[0]], best_index),
+                           accumulator.index);
+      builder_.CreateStore(builder_.CreateSelect(take, x, current), accumulator.value);
+      builder_.CreateStore(builder_.CreateOr(seen_nan, x_nan), accumulator.flag);
+      return;
+    }
+    const bool maximum = reduction->op == Op::Max;
+    if (is_floating(dtype)) {
+      // maxnum/minnum skip NaNs (and vectorize); whether one was seen is tracked apart.
+      next = builder_.CreateIntrinsic(maximum ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,
+                                      {type}, {current, x});
+      builder_.CreateStore(builder_.CreateOr(seen_nan, x_nan), accumulator.flag);
+    } else if (dtype == bool_) {
+      next = maximum ? builder_.CreateOr(current, x) : builder_.CreateAnd(current, x);
+    } else {
+      Value* pick =
+          maximum ? builder_.CreateICmpSGT(x, current) : builder_.CreateICmpSLT(x, current);
+      next = builder_.CreateSelect(pick, x, current);
+    }
+    builder_.CreateStore(next, accumulator.value);
+  }
+
+  Value* finish_accumulator(const Node* reduction, const Accumulator& accumulator) {
+    const DType dtype = reduction->inputs[0]->dtype;
+    llvm::Type* type = accumulator.value->getAllocatedType();
+    Value* value = builder_.CreateLoad(type, accumulator.value);
+    switch (reduction->op) {
+      case Op::Sum:
+        return dtype == float32 ? builder_.CreateFPTrunc(value, builder_.getFloatTy()) : value;
+      case Op::Argmax: return builder_.CreateLoad(builder_.getInt64Ty(), accumulator.index);
+      default:
+        if (!is_floating(dtype)) return value;
+        return builder_.CreateSelect(builder_.CreateLoad(builder_.getInt1Ty(), accumulator.flag),
+                                     llvm::ConstantFP::getNaN(type), value);
+    }
+  }
+
+  std::vector<const Node*> emit_reduction_phase(const std::vector<const Node*>& reductions,
+                                                const std::vector<const Node*>& outputs) {
+    const Node& first = *reductions.front();
+    const Shape& input_shape = first.inputs[0]->shape;
+    const std::vector<int64_t>& axes = first.axes;
+    for (const Node* reduction : reductions) {
+      if (reduction->inputs[0]->shape != input_shape || reduction->axes != axes) {
+        throw UnsupportedKernel("reductions over different shapes or axes in one kernel");
+      }
+    }
+    Shape kept_shape;
+    int64_t reduced = 1;
+    for (size_t d = 0; d < input_shape.size(); ++d) {
+      const bool is_reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+      if (is_reduced) {
+        reduced *= input_shape[d];
+      } else {
+        kept_shape.push_back(input_shape[d]);
+      }
+    }
+    const int64_t kept = shape_size(kept_shape);
+
+    // Which loop writes each output.
+    std::vector<const Node*> in_first_loop;   // input-shaped values not depending on a result
+    std::vector<const Node*> at_kept;         // results and values shaped like them
+    std::vector<const Node*> in_second_loop;  // input-shaped values reading a result
+    std::vector<const Node*> left;
+    for (const Node* output : outputs) {
+      const bool depends = depends_on_reduction_.contains(output);
+      const bool reduction = ir::op_info(output->op).kind == ir::OpKind::Reduction;
+      if (reduction || (depends && output->shape != input_shape && output->size() == kept)) {
+        at_kept.push_back(output);
+      } else if (output->shape == input_shape) {
+        (depends ? in_second_loop : in_first_loop).push_back(output);
+      } else {
+        left.push_back(output);
+      }
+    }
+
+    begin_phase(&first, reduced * (in_second_loop.empty() ? 1 : 2));
+    emit_loop(begin_, end_, [&](Value* k) {
+      Index kept_index{&kept_shape, {}, k};
+      const std::vector<Value*> kept_dims = dims_of(kept_index);
+      std::vector<Value*> fixed(input_shape.size(), nullptr);
+      for (size_t d = 0, next = 0; d < input_shape.size(); ++d) {
+        if (std::find(axes.begin(), axes.end(), int64_t(d)) == axes.end()) {
+          fixed[d] = kept_dims[next++];
+        }
+      }
+      std::vector<Accumulator> accumulators;
+      for (const Node* reduction : reductions) accumulators.push_back(start_accumulator(reduction));
+
+      emit_nest(input_shape, axes, fixed, [&](const std::vector<Value*>& dims) {
+        memo_.clear();
+        Index index{&input_shape, dims, nullptr};
+        for (size_t r = 0; r < reductions.size(); ++r) {
+          Value* x = input_value(*reductions[r], 0, index);
+          update_accumulator(reductions[r], accumulators[r], x, dims);
+        }
+        for (const Node* output : in_first_loop) {
+          store(output, emit_value(output, index), linear_of(index));
+        }
+        memo_.clear();
+      });
+
+      for (size_t r = 0; r < reductions.size(); ++r) {
+        reduction_values_[reductions[r]] = finish_accumulator(reductions[r], accumulators[r]);
+      }
+      for (const Node* output : at_kept) {
+        Index index{&output->shape, {}, k};
+        store(output, emit_value(output, index), k);
+      }
+      memo_.clear();
+      if (!in_second_loop.empty()) {
+        emit_nest(input_shape, axes, fixed, [&](const std::vector<Value*>& dims) {
+          memo_.clear();
+          Index index{&input_shape, dims, nullptr};
+          for (const Node* output : in_second_loop) {
+            store(output, emit_value(output, index), linear_of(index));
+          }
+          memo_.clear();
+        });
+      }
+      reduction_values_.clear();
+    });
+    end_phase();
+    return left;
+  }
+
+  const passes::Kernel& kernel_;
+  const bool flat_;
+  llvm::Module& module_;
+  llvm::LLVMContext& context_;
+  llvm::IRBuilder<> builder_;
+  const std::string name_;
+
+  std::unordered_map<const Node*, int> position_;
+  std::unordered_map<const Node*, int> scalar_slot_;
+  std::unordered_map<const Node*, bool> depends_on_reduction_;
+  std::vector<Phase> phases_;
+
+  // The phase being emitted.
+  llvm::Function* function_ = nullptr;
+  llvm::BasicBlock* entry_ = nullptr;
+  std::unordered_map<const Node*, Value*> buffer_pointers_;
+  Value* scalars_ = nullptr;
+  Value* begin_ = nullptr;
+  Value* end_ = nullptr;
+  std::map<MemoKey, Value*> memo_;
+  std::unordered_map<const Node*, Value*> reduction_values_;
+};
+
+}  // namespace
+
+LoweredKernel lower_kernel(const passes::Kernel& kernel, bool flat, llvm::LLVMContext& context,
+                           const std::string& name) {
+  LoweredKernel lowered;
+  lowered.module = std::make_unique<llvm::Module>(name, context);
+  lowered.phases = KernelEmitter(kernel, flat, *lowered.module, name).emit();
+  return lowered;
+}
+
+}  // namespace lz::codegen

@@ -1,0 +1,15 @@
+// Raised by the lowering for a kernel shape it does not compile; the runtime then runs that
+// kernel through the interpreter and says so in the log.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace lz::codegen {
+
+class UnsupportedKernel : public std::runtime_error {
+ public:
+  explicit UnsupportedKernel(const std::string& what) : std::runtime_error(what) {}
+};
+
+}  // namespace lz::codegen

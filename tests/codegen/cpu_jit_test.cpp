@@ -1,0 +1,385 @@
+// The CPU JIT against the reference interpreter (lz::set_jit(false)) on what the differential
+// fuzzer reaches least: every reduction axis, views read inside kernels, vector tails, sizes 0
+// and 1; and the kernel cache's behaviour through lz::stats().
+#include <gtest/gtest.h>
+
+#include <lazuli/lazuli.h>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/cpu/kernel_cache.h"
+#include "runtime/thread_pool.h"
+
+namespace {
+
+using Build = std::function<lz::Tensor()>;
+
+/// The raw bytes of a tensor's elements, whatever its dtype.
+std::vector<double> values_of(const lz::Tensor& t) {
+  std::vector<double> values;
+  switch (t.dtype()) {
+    case lz::DType::Float32:
+      for (float v : t.to_vector<float>()) values.push_back(v);
+      break;
+    case lz::DType::Float64: values = t.to_vector<double>(); break;
+    case lz::DType::Int32:
+      for (int32_t v : t.to_vector<int32_t>()) values.push_back(v);
+      break;
+    case lz::DType::Int64:
+      for (int64_t v : t.to_vector<int64_t>()) values.push_back(static_cast<double>(v));
+      break;
+    case lz::DType::Bool:
+      for (bool v : t.to_vector<bool>()) values.push_back(v);
+      break;
+  }
+  return values;
+}
+
+/// Builds the expression twice, computes it compiled and interpreted, and compares: exactly for
+/// integers and bools, within a relative 1e-5 (float32) or 1e-12 (float64) for floats, since
+/// reductions sum in another order.
+void expect_matches_interpreter(const Build& build, const std::string& what) {
+  lz::set_jit(true);
+  const lz::Tensor compiled = build();
+  const std::vector<double> got = values_of(compiled);
+  lz::set_jit(false);
+  const lz::Tensor interpreted = build();
+  const std::vector<double> want = values_of(interpreted);
+  lz::set_jit(true);
+  ASSERT_EQ(compiled.shape(), interpreted.shape()) << what;
+  ASSERT_EQ(got.size(), want.size()) << what;
+  const double rtol = compiled.dtype() == lz::float32 ? 1e-5 : 1e-12;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << what << " at " << i;
+      continue;
+    }
+    EXPECT_NEAR(got[i], want[i], rtol * (1 + std::abs(want[i]))) << what << " at " << i;
+  }
+}
+
+lz::Tensor sample(lz::Shape shape, lz::DType dtype, uint64_t seed) {
+  if (dtype == lz::bool_) return lz::random_uniform(shape, seed) > 0.5;
+  if (lz::is_integer(dtype)) return lz::random_uniform(shape, seed, -50, 50, dtype);
+  lz::Tensor x = lz::random_normal(shape, seed, 0, 1, dtype);
+  return x;
+}
+
+TEST(CpuJitTest, ReductionsOverEveryAxisAndDtype) {
+  const lz::Shape shape{3, 5, 17};
+  for (lz::DType dtype : {lz::float32, lz::float64, lz::int32, lz::int64}) {
+    for (std::vector<int> axes :
+         std::vector<std::vector<int>>{{0}, {1}, {2}, {0, 1}, {0, 2}, {1, 2}, {0, 1, 2}, {-1}}) {
+      for (bool keepdims : {false, true}) {
+        const std::string what = std::string(lz::dtype_name(dtype)) + " axes " +
+                                 std::to_string(axes.size()) + "," + std::to_string(axes[0]);
+        expect_matches_interpreter([&] { return lz::sum(sample(shape, dtype, 1), axes, keepdims); },
+                                   "sum " + what);
+        expect_matches_interpreter([&] { return lz::max(sample(shape, dtype, 2), axes, keepdims); },
+                                   "max " + what);
+        expect_matches_interpreter([&] { return lz::min(sample(shape, dtype, 3), axes, keepdims); },
+                                   "min " + what);
+      }
+    }
+    for (int axis : {0, 1, 2}) {
+      expect_matches_interpreter([&] { return lz::argmax(sample(shape, dtype, 4), axis); },
+                                 "argmax axis " + std::to_string(axis));
+    }
+  }
+  for (int axis : {0, 1, 2}) {
+    expect_matches_interpreter([&] { return lz::max(sample(shape, lz::bool_, 5), {axis}); }, "any");
+    expect_matches_interpreter([&] { return lz::min(sample(shape, lz::bool_, 6), {axis}); }, "all");
+    expect_matches_interpreter([&] { return lz::argmax(sample(shape, lz::bool_, 7), axis); },
+                               "bool argmax");
+  }
+}
+
+TEST(CpuJitTest, NaNsInReductionsAndMaximum) {
+  const float nan = std::nanf("");
+  const std::vector<float> values{1, nan, 3, -2, 5, 4, nan, 0, -1, 7, 7, 2};
+  const auto x = [&] { return lz::from_vector(values, {3, 4}); };
+  expect_matches_interpreter([&] { return lz::max(x(), {1}); }, "max with NaN");
+  expect_matches_interpreter([&] { return lz::min(x(), {0}); }, "min with NaN");
+  expect_matches_interpreter([&] { return lz::argmax(x(), 1); }, "argmax with NaN");
+  expect_matches_interpreter([&] { return lz::maximum(x(), 2.0); }, "maximum with NaN");
+  expect_matches_interpreter([&] { return lz::relu(x()); }, "relu with NaN");
+  expect_matches_interpreter([&] { return x().astype(lz::int32); }, "NaN to int");
+  expect_matches_interpreter([&] { return x().astype(lz::bool_); }, "NaN to bool");
+}
+
+TEST(CpuJitTest, ViewsReadInsideKernels) {
+  const auto x = [] { return sample({6, 8, 5}, lz::float32, 11); };
+  expect_matches_interpreter(
+      [&] {
+        return lz::transpose(x(), {2, 0, 1}) * 2.0 + 1.0;
+      },
+      "transpose");
+  expect_matches_interpreter(
+      [&] {
+        return lz::exp(lz::slice(x(), {1, 0, 4}, {6, 8, 0}, {2, 3, -2}));
+      },
+      "slice");
+  expect_matches_interpreter(
+      [&] {
+        return lz::reshape(lz::transpose(x()), {5, 48}) -
+               lz::reshape(lz::sum(x(), {0, 1}, false), {5, 1});
+      },
+      "reshape of transpose minus sum");
+  expect_matches_interpreter(
+      [&] {
+        return lz::concatenate({x(), x() * 2.0, lz::zeros({6, 1, 5})}, 1) + 1.0;
+      },
+      "concatenate");
+  expect_matches_interpreter(
+      [&] {
+        return lz::broadcast_to(lz::arange(0, 5), {4, 5}) * lz::expand_dims(lz::arange(0, 4), 1);
+      },
+      "broadcast of aranges");
+  expect_matches_interpreter([&] { return lz::softmax(x(), 1); }, "softmax over a middle axis");
+  expect_matches_interpreter([&] { return x() - lz::mean(x(), {0}, true); }, "centre over axis 0");
+}
+
+TEST(CpuJitTest, VectorTailsAndTinySizes) {
+  for (int64_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 1000}) {
+    const auto x = [n] { return sample({n}, lz::float32, 21); };
+    const auto y = [n] { return sample({n}, lz::float32, 22); };
+    const std::string what = "n=" + std::to_string(n);
+    expect_matches_interpreter([&] { return (x() * y() + 1.0) * x(); }, "chain " + what);
+    expect_matches_interpreter([&] { return lz::sum(x() * y()); }, "dot " + what);
+    if (n > 0) expect_matches_interpreter([&] { return lz::max(x()); }, "max " + what);
+    expect_matches_interpreter(
+        [&] {
+          return sample({n, 3}, lz::int32, 23) * 3 - 1;
+        },
+        "ints " + what);
+  }
+  expect_matches_interpreter([] { return lz::sum(lz::zeros({0, 4}), {0}); }, "sum over nothing");
+}
+
+TEST(CpuJitTest, EveryElementwiseOpAndDtype) {
+  for (lz::DType dtype : {lz::float32, lz::float64, lz::int32, lz::int64}) {
+    const auto a = [dtype] { return sample({4, 33}, dtype, 31); };
+    const auto b = [dtype] { return sample({33}, dtype, 32); };
+    const std::string name = lz::dtype_name(dtype);
+    expect_matches_interpreter([&] { return a() + b(); }, "add " + name);
+    expect_matches_interpreter([&] { return a() - b(); }, "sub " + name);
+    expect_matches_interpreter([&] { return a() * b(); }, "mul " + name);
+    expect_matches_interpreter([&] { return lz::maximum(a(), b()); }, "maximum " + name);
+    expect_matches_interpreter([&] { return lz::minimum(a(), b()); }, "minimum " + name);
+    expect_matches_interpreter([&] { return -a(); }, "neg " + name);
+    expect_matches_interpreter([&] { return lz::abs(a()); }, "abs " + name);
+    expect_matches_interpreter([&] { return lz::square(a()); }, "square " + name);
+    expect_matches_interpreter([&] { return lz::relu(a()); }, "relu " + name);
+    expect_matches_interpreter([&] { return a() < b(); }, "less " + name);
+    expect_matches_interpreter([&] { return a() >= b(); }, "greater_equal " + name);
+    expect_matches_interpreter([&] { return a() == b(); }, "equal " + name);
+    expect_matches_interpreter([&] { return a() != b(); }, "not_equal " + name);
+    expect_matches_interpreter([&] { return lz::where(a() > b(), a(), b()); }, "where " + name);
+    for (lz::DType to : lz::kAllDTypes) {
+      expect_matches_interpreter([&] { return a().astype(to); },
+                                 "astype " + name + " to " + lz::dtype_name(to));
+    }
+    if (lz::is_integer(dtype)) {
+      expect_matches_interpreter([&] { return lz::pow(a(), lz::minimum(lz::abs(b()), 7)); },
+                                 "pow " + name);
+    } else {
+      expect_matches_interpreter([&] { return a() / b(); }, "div " + name);
+      expect_matches_interpreter([&] { return lz::pow(lz::abs(a()), b()); }, "pow " + name);
+      for (auto f :
+           {&lz::exp, &lz::sqrt, &lz::rsqrt, &lz::sin, &lz::cos, &lz::tanh, &lz::sigmoid}) {
+        expect_matches_interpreter([&] { return f(a(), std::source_location::current()); },
+                                   "unary " + name);
+      }
+      expect_matches_interpreter([&] { return lz::log(lz::abs(a())); }, "log " + name);
+    }
+  }
+}
+
+TEST(CpuJitTest, RandomLeavesAndArangeInsideKernels) {
+  for (lz::DType dtype : {lz::float32, lz::float64, lz::int32, lz::int64}) {
+    expect_matches_interpreter(
+        [&] { return lz::random_uniform({257}, 99, -3, 3, dtype) + lz::arange(0, 257, 1, dtype); },
+        std::string("uniform ") + lz::dtype_name(dtype));
+  }
+  for (lz::DType dtype : {lz::float32, lz::float64}) {
+    expect_matches_interpreter([&] { return lz::random_normal({129}, 5, 1, 2, dtype) * 2.0; },
+                               std::string("normal ") + lz::dtype_name(dtype));
+  }
+}
+
+TEST(CpuJitTest, SameResultsForOneAndManyThreads) {
+  const auto run = [](int threads) {
+    lz::runtime::set_thread_count(threads);
+    const lz::Tensor x = lz::random_normal({300000}, 41);
+    const lz::Tensor y = (x * 3.0 + 1.0) * x;
+    const lz::Tensor rows = lz::sum(lz::reshape(y, {3000, 100}), {1});
+    std::pair result{y.to_vector<float>(), rows.to_vector<float>()};
+    lz::runtime::set_thread_count(0);
+    return result;
+  };
+  const auto one = run(1);
+  const auto four = run(4);
+  EXPECT_EQ(one.first, four.first);  // elementwise: bit for bit
+  ASSERT_EQ(one.second.size(), four.second.size());
+  for (size_t i = 0; i < one.second.size(); ++i) {
+    EXPECT_NEAR(one.second[i], four.second[i], 1e-5 * (1 + std::abs(one.second[i])));
+  }
+}
+
+TEST(KernelCacheTest, SameGraphCompilesOnceAndFlatKernelsServeEverySize) {
+  lz::set_cache_directory("");  // memory only: a disk hit would not compile
+  lz::codegen::forget_compiled_kernels();
+  const auto evaluate = [](int64_t n, double scale) {
+    const lz::Tensor x = lz::arange(0, static_cast<double>(n), 1, lz::float64);
+    const lz::Tensor y = lz::sqrt(x * scale + 7.0) - x;
+    return y.to_vector<double>();
+  };
+  lz::reset_stats();
+  const std::vector<double> first = evaluate(100, 2.0);
+  EXPECT_EQ(lz::stats().kernels_compiled, 1);
+  EXPECT_EQ(first[10], std::sqrt(10 * 2.0 + 7.0) - 10);
+  evaluate(100, 2.0);
+  EXPECT_EQ(lz::stats().kernels_compiled, 1) << "the same graph compiled twice";
+  EXPECT_EQ(lz::stats().cache_hits, 1);
+  const std::vector<double> other = evaluate(5000, 3.0);  // new size and scalar
+  EXPECT_EQ(lz::stats().kernels_compiled, 1) << "a new size or scalar recompiled";
+  EXPECT_EQ(other[4999], std::sqrt(4999 * 3.0 + 7.0) - 4999);
+}
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::filesystem::path fresh_directory(const std::string& name) {
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()));
+  std::filesystem::remove_all(directory);
+  return directory;
+}
+
+std::vector<std::filesystem::path> cache_files(const std::filesystem::path& directory) {
+  std::vector<std::filesystem::path> files;
+  if (!std::filesystem::exists(directory)) return files;
+  for (const auto& entry : std::filesystem::directory_iterator(directory)) {
+    if (entry.path().extension() == ".lzo") files.push_back(entry.path());
+  }
+  return files;
+}
+
+/// A reduction kernel (shaped, so each shape is its own kernel) and its expected values.
+std::vector<double> row_sums(int64_t rows, int64_t columns) {
+  const lz::Tensor x = lz::reshape(
+      lz::arange(0, static_cast<double>(rows * columns), 1, lz::float64), {rows, columns});
+  return lz::sum(x * 0.5, {1}).to_vector<double>();
+}
+
+double expected_row_sum(int64_t row, int64_t columns) {
+  double total = 0;
+  for (int64_t j = 0; j < columns; ++j) total += static_cast<double>(row * columns + j) * 0.5;
+  return total;
+}
+
+TEST(KernelCacheTest, DiskCacheServesNewProcessesAndRecoversFromDamagedFiles) {
+  const std::filesystem::path directory = fresh_directory("lazuli_kernel_cache");
+  lz::set_cache_directory(directory.string());
+  const auto evaluate_fresh = [] {
+    lz::codegen::forget_compiled_kernels();  // as if a new process started
+    lz::reset_stats();
+    const std::vector<double> sums = row_sums(7, 13);
+    EXPECT_EQ(sums[6], expected_row_sum(6, 13));
+    return lz::stats();
+  };
+  EXPECT_EQ(evaluate_fresh().kernels_compiled, 1);
+  ASSERT_EQ(cache_files(directory).size(), 1u);
+  const lz::Stats loaded = evaluate_fresh();
+  EXPECT_EQ(loaded.kernels_compiled, 0);
+  EXPECT_EQ(loaded.disk_cache_hits, 1);
+
+  const std::string good = read_file(cache_files(directory)[0]);
+  const std::vector<std::string> damages{good.substr(0, good.size() / 2), "garbage", "",
+                                         std::string(good.size(), '\x5a')};
+  for (const std::string& damaged : damages) {
+    std::ofstream(cache_files(directory)[0], std::ios::binary | std::ios::trunc) << damaged;
+    EXPECT_EQ(evaluate_fresh().kernels_compiled, 1) << "a damaged file is a miss";
+    EXPECT_EQ(evaluate_fresh().disk_cache_hits, 1) << "and is rewritten";
+  }
+  lz::set_cache_directory("");
+  std::filesystem::remove_all(directory);
+}
+
+/// Run by the test below in two processes at once, sharing one cache directory.
+TEST(KernelCacheChild, CompilesAndLoadsSharedKernels) {
+  const char* directory = std::getenv("LAZULI_CACHE_CHILD_DIR");
+  if (directory == nullptr) GTEST_SKIP() << "runs only as a child of TwoProcessesShareADirectory";
+  lz::set_cache_directory(directory);
+  for (int round = 0; round < 3; ++round) {
+    lz::codegen::forget_compiled_kernels();
+    for (int64_t columns = 1; columns <= 12; ++columns) {
+      const std::vector<double> sums = row_sums(3, columns);
+      ASSERT_EQ(sums[2], expected_row_sum(2, columns)) << columns;
+    }
+  }
+}
+
+TEST(KernelCacheTest, TwoProcessesShareADirectory) {
+  const std::filesystem::path directory = fresh_directory("lazuli_shared_cache");
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<pid_t> children;
+  for (int child = 0; child < 2; ++child) {
+    std::vector<std::string> arguments{self, "--gtest_filter=KernelCacheChild.*"};
+    std::vector<std::string> environment{"LAZULI_CACHE_CHILD_DIR=" + directory.string()};
+    std::vector<char*> argv;
+    for (std::string& argument : arguments) argv.push_back(argument.data());
+    argv.push_back(nullptr);
+    std::vector<char*> envp;
+    for (std::string& variable : environment) envp.push_back(variable.data());
+    envp.push_back(nullptr);
+    pid_t pid = 0;
+    ASSERT_EQ(posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+    children.push_back(pid);
+  }
+  for (pid_t pid : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "a child failed";
+  }
+  EXPECT_EQ(cache_files(directory).size(), 12u) << "one file per kernel, none half-written";
+  std::filesystem::remove_all(directory);
+}
+
+TEST(KernelDumpTest, DumpWritesIrBeforeAndAfterOptimizationAndAssembly) {
+  const std::filesystem::path directory = fresh_directory("lazuli_kernel_dump");
+  lz::set_dump_directory(directory.string());
+  const lz::Tensor a = lz::random_normal({4096}, 1);
+  const lz::Tensor b = lz::random_normal({4096}, 2);
+  lz::waitall();  // inputs as data, so the kernel is loads, arithmetic and stores
+  ((a * b + 1.0) * a).wait_to_read();
+  lz::set_dump_directory("");
+  std::string before, after, assembly;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
+    const std::string name = entry.path().filename().string();
+    if (name.ends_with(".before_opt.ll")) before += read_file(entry.path());
+    if (name.ends_with(".after_opt.ll")) after += read_file(entry.path());
+    if (name.ends_with(".s")) assembly += read_file(entry.path());
+  }
+  EXPECT_NE(before.find("define void @lz_"), std::string::npos) << before;
+  EXPECT_NE(after.find("x float>"), std::string::npos) << "the loop vectorized:\n" << after;
+  EXPECT_NE(assembly.find("mul"), std::string::npos) << assembly;
+  std::filesystem::remove_all(directory);
+}
+
+}  // namespace
