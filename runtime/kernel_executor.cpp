@@ -120,7 +120,14 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
                  kernel.id, compiled.name.c_str(), codegen::kernel_source_name(lookup.source),
                  compiled.flat ? " flat" : "", static_cast<long long>(kernel.nodes.back()->size()),
                  kernel.inputs.size(), kernel.outputs.size(), kernel.nodes.size(),
-                 lookup.compile_milliseconds, milliseconds_since(start));
+                 lookup.times.total(), milliseconds_since(start));
+  }
+  if (options.log_level == LogLevel::Debug && lookup.source != codegen::KernelSource::Memory) {
+    std::fprintf(stderr,
+                 "[lazuli]     compile: lowering %.3fms, optimization %.3fms, code generation "
+                 "%.3fms, loading %.3fms\n",
+                 lookup.times.lowering, lookup.times.optimization, lookup.times.code_generation,
+                 lookup.times.loading);
   }
   return true;
 }

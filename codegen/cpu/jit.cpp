@@ -16,8 +16,18 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/IndVarSimplify.h>
+#include <llvm/Transforms/Scalar/LICM.h>
+#include <llvm/Transforms/Scalar/LoopPassManager.h>
+#include <llvm/Transforms/Scalar/LoopRotation.h>
+#include <llvm/Transforms/Scalar/SROA.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
+#include "codegen/cpu/kernel_signature.h"
 #include "codegen/cpu/runtime_helpers.h"
 #include "lazuli/error.h"
 
@@ -38,6 +48,11 @@ T take(llvm::Expected<T> value, const std::string& what) {
   }
 }
 
+double milliseconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
 std::string module_text(const llvm::Module& module) {
   std::string text;
   llvm::raw_string_ostream stream(text);
@@ -56,18 +71,23 @@ class HostJit {
   const std::string& target_id() const { return target_id_; }
 
   /// Optimizes `module` in place and returns its object code.
-  std::string compile(llvm::Module& module, KernelDump* dump) {
+  std::string compile(llvm::Module& module, bool quick, KernelDump* dump, CompileTimes& times) {
     std::lock_guard lock(compile_mutex_);
     module.setDataLayout(machine_->createDataLayout());
     module.setTargetTriple(machine_->getTargetTriple().str());
     if (dump) dump->ir_before = module_text(module);
+    auto start = std::chrono::steady_clock::now();
     optimize(module);
+    times.optimization = milliseconds_since(start);
     if (dump) {
       dump->ir_after = module_text(module);
       std::unique_ptr<llvm::Module> copy = llvm::CloneModule(module);
-      dump->assembly = emit(*copy, llvm::CGFT_AssemblyFile);
+      dump->assembly = emit(*copy, quick, llvm::CGFT_AssemblyFile);
     }
-    return emit(module, llvm::CGFT_ObjectFile);
+    start = std::chrono::steady_clock::now();
+    std::string object = emit(module, quick, llvm::CGFT_ObjectFile);
+    times.code_generation = milliseconds_since(start);
+    return object;
   }
 
   /// Loads `object` into a JITDylib of its own and returns the addresses of `symbols`.
@@ -97,10 +117,12 @@ class HostJit {
     llvm::InitializeNativeTargetAsmParser();
     llvm::orc::JITTargetMachineBuilder builder =
         take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU");
-    builder.setCodeGenOptLevel(llvm::CodeGenOpt::Default);  // -O2
+    builder.setCodeGenOptLevel(llvm::CodeGenOpt::Less);
     target_id_ = builder.getTargetTriple().str() + ";" + builder.getCPU() + ";" +
                  builder.getFeatures().getString();
     machine_ = take(builder.createTargetMachine(), "creating the target machine");
+    builder.setCodeGenOptLevel(llvm::CodeGenOpt::None);
+    quick_machine_ = take(builder.createTargetMachine(), "creating the target machine");
     jit_ = take(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(builder).create(),
                 "starting LLJIT");
     runtime_ = &take(jit_->createJITDylib("lazuli_runtime"), "creating the runtime library");
@@ -119,12 +141,12 @@ class HostJit {
                                 "searching the process for symbols"));
   }
 
+  /// The passes that pay for kernel loops, instead of the whole O2 pipeline (whose inliner,
+  /// loop unroller and interprocedural passes find nothing to do in a kernel but cost
+  /// milliseconds): promote accumulators to registers, simplify, hoist loop-invariant index
+  /// arithmetic and results, canonicalize induction variables, vectorize, clean up.
   void optimize(llvm::Module& module) {
-    llvm::PipelineTuningOptions tuning;
-    tuning.LoopVectorization = true;
-    tuning.SLPVectorization = true;
-    tuning.LoopUnrolling = true;
-    llvm::PassBuilder builder(machine_.get(), tuning);
+    llvm::PassBuilder builder(machine_.get());
     llvm::LoopAnalysisManager loops;
     llvm::FunctionAnalysisManager functions;
     llvm::CGSCCAnalysisManager cgscc;
@@ -134,16 +156,37 @@ class HostJit {
     builder.registerFunctionAnalyses(functions);
     builder.registerLoopAnalyses(loops);
     builder.crossRegisterProxies(loops, functions, cgscc, modules);
-    llvm::ModulePassManager pipeline =
-        builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2);
-    pipeline.run(module, modules);
+
+    llvm::FunctionPassManager pipeline;
+    pipeline.addPass(llvm::SROAPass());
+    pipeline.addPass(llvm::EarlyCSEPass());
+    pipeline.addPass(llvm::InstCombinePass());
+    pipeline.addPass(llvm::SimplifyCFGPass());
+    llvm::LoopPassManager loop_passes;
+    loop_passes.addPass(llvm::LoopRotatePass());
+    loop_passes.addPass(llvm::LICMPass());
+    loop_passes.addPass(llvm::IndVarSimplifyPass());
+    pipeline.addPass(
+        llvm::createFunctionToLoopPassAdaptor(std::move(loop_passes), /*UseMemorySSA=*/true));
+    // Interleaving (several vectors per iteration) only where the lowering asks for it, to
+    // hide a reduction accumulator's latency; elementwise loops are bound by memory either way
+    // and would only grow the code to compile.
+    pipeline.addPass(llvm::LoopVectorizePass(llvm::LoopVectorizeOptions(
+        /*InterleaveOnlyWhenForced=*/true, /*VectorizeOnlyWhenForced=*/false)));
+    pipeline.addPass(llvm::EarlyCSEPass());
+    pipeline.addPass(llvm::InstCombinePass());
+    pipeline.addPass(llvm::SimplifyCFGPass());
+    llvm::ModulePassManager module_passes;
+    module_passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(pipeline)));
+    module_passes.run(module, modules);
   }
 
-  std::string emit(llvm::Module& module, llvm::CodeGenFileType type) {
+  std::string emit(llvm::Module& module, bool quick, llvm::CodeGenFileType type) {
+    llvm::TargetMachine& machine = quick ? *quick_machine_ : *machine_;
     llvm::SmallVector<char, 0> buffer;
     llvm::raw_svector_ostream stream(buffer);
     llvm::legacy::PassManager passes;
-    if (machine_->addPassesToEmitFile(passes, stream, nullptr, type)) {
+    if (machine.addPassesToEmitFile(passes, stream, nullptr, type)) {
       throw Error("CPU JIT: the target cannot emit this kind of file");
     }
     passes.run(module);
@@ -152,7 +195,8 @@ class HostJit {
 
   std::mutex compile_mutex_;
   std::string target_id_;
-  std::unique_ptr<llvm::TargetMachine> machine_;
+  std::unique_ptr<llvm::TargetMachine> machine_;        // -O1 instruction selection
+  std::unique_ptr<llvm::TargetMachine> quick_machine_;  // fast instruction selection
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   llvm::orc::JITDylib* runtime_ = nullptr;
   std::atomic<int64_t> library_count_{0};
@@ -162,22 +206,25 @@ class HostJit {
 
 JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::string& name,
                        ObjectStore* store, KernelDump* dump) {
-  const auto start = std::chrono::steady_clock::now();
   HostJit& jit = HostJit::instance();
+  JitKernel result;
+  auto start = std::chrono::steady_clock::now();
   llvm::LLVMContext context;
   LoweredKernel lowered = lower_kernel(kernel, flat, context, name);
-  JitKernel result;
   std::string key;
   std::optional<std::string> object;
   if (store != nullptr) {
-    key = jit.target_id() + "\nLLVM " LLVM_VERSION_STRING "\n" + module_text(*lowered.module);
+    key = jit.target_id() + "\nLLVM " LLVM_VERSION_STRING "\n" +
+          (is_memory_bound(kernel) ? "quick\n" : "") + module_text(*lowered.module);
     object = store->load(key);
     result.from_disk = object.has_value();
   }
+  result.times.lowering = milliseconds_since(start);
   if (!object || dump != nullptr) {
-    object = jit.compile(*lowered.module, dump);
+    object = jit.compile(*lowered.module, is_memory_bound(kernel), dump, result.times);
     if (store != nullptr && !result.from_disk) store->store(key, *object);
   }
+  start = std::chrono::steady_clock::now();
   std::vector<std::string> symbols;
   for (const Phase& phase : lowered.phases) symbols.push_back(phase.symbol);
   const std::vector<void*> addresses = jit.load(*object, name, symbols);
@@ -185,8 +232,7 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
     result.phases.push_back({reinterpret_cast<PhaseFunction>(addresses[i]),
                              lowered.phases[i].range_node, lowered.phases[i].work_per_position});
   }
-  result.compile_milliseconds =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  result.times.loading = milliseconds_since(start);
   return result;
 }
 

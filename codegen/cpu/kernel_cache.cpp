@@ -72,7 +72,7 @@ KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& di
     std::lock_guard lock(cache.mutex);
     if (auto found = cache.kernels.find(key); found != cache.kernels.end()) {
       counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
-      return {found->second, KernelSource::Memory, 0};
+      return {found->second, KernelSource::Memory, {}};
     }
   }
 
@@ -94,14 +94,14 @@ KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& di
     counters.cache_misses.fetch_add(1, std::memory_order_relaxed);
     counters.kernels_compiled.fetch_add(1, std::memory_order_relaxed);
   }
-  counters.compile_microseconds.fetch_add(static_cast<int64_t>(built.compile_milliseconds * 1e3),
+  counters.compile_microseconds.fetch_add(static_cast<int64_t>(built.times.total() * 1e3),
                                           std::memory_order_relaxed);
   {
     std::lock_guard lock(cache.mutex);
     // Another thread may have compiled the same kernel meanwhile; either copy is good.
     cache.kernels.insert_or_assign(std::move(key), compiled);
   }
-  return {compiled, source, built.compile_milliseconds};
+  return {compiled, source, built.times};
 }
 
 void forget_compiled_kernels() {

@@ -24,7 +24,7 @@ struct CompiledKernel {
 struct KernelLookup {
   std::shared_ptr<const CompiledKernel> kernel;
   KernelSource source = KernelSource::Memory;
-  double compile_milliseconds = 0;  // 0 for a memory hit
+  CompileTimes times;  // all 0 for a memory hit
 };
 
 /// The compiled code of `kernel` (is_compilable), compiling it on a miss. `disk_directory`

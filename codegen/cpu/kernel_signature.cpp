@@ -76,6 +76,25 @@ bool is_flat(const passes::Kernel& kernel) {
   return true;
 }
 
+bool is_memory_bound(const passes::Kernel& kernel) {
+  for (const ir::NodePtr& node : kernel.nodes) {
+    switch (node->op) {
+      case ir::Op::Exp:
+      case ir::Op::Log:
+      case ir::Op::Sin:
+      case ir::Op::Cos:
+      case ir::Op::Tanh:
+      case ir::Op::Sigmoid:
+      case ir::Op::Pow:
+      case ir::Op::RandomUniform:
+      case ir::Op::RandomNormal: return false;
+      default:
+        if (ir::op_info(node->op).kind == ir::OpKind::Reduction) return false;
+    }
+  }
+  return true;
+}
+
 std::string kernel_key(const passes::Kernel& kernel, bool flat) {
   std::string key = flat ? "flat;" : "shaped;";
   key.reserve(32 * (kernel.nodes.size() + kernel.inputs.size()));

@@ -21,6 +21,10 @@ bool is_compilable(const passes::Kernel& kernel);
 /// sizes, so its key leaves them out and one compiled kernel serves every size.
 bool is_flat(const passes::Kernel& kernel);
 
+/// Whether `kernel` is elementwise arithmetic without transcendentals or reductions: its speed
+/// is the memory's, whatever the quality of its instructions.
+bool is_memory_bound(const passes::Kernel& kernel);
+
 /// Everything the generated code depends on, exactly: ops, dtypes, attributes, how nodes and
 /// inputs connect, which nodes are written out, and the shapes unless `flat`. Equal keys mean
 /// the same code; no hash is trusted for equality.

@@ -23,6 +23,10 @@ using ir::Node;
 using ir::Op;
 using llvm::Value;
 
+/// Vectors per iteration of a reduction loop: enough independent accumulators to cover the
+/// latency of a vector add.
+constexpr int kReductionInterleave = 4;
+
 /// A position in a node's index space: its multi-index, its row-major linear position, or both.
 /// The missing form is computed on first use (KernelEmitter::dims_of / linear_of).
 struct Index {
@@ -173,8 +177,10 @@ class KernelEmitter {
 
   Value* constant(int64_t value) { return builder_.getInt64(static_cast<uint64_t>(value)); }
 
-  /// for (i = begin; i < end; ++i) body(i), leaving the builder after the loop.
-  void emit_loop(Value* begin, Value* end, const std::function<void(Value*)>& body) {
+  /// for (i = begin; i < end; ++i) body(i), leaving the builder after the loop. `interleave`
+  /// asks the vectorizer for several vectors per iteration (independent accumulators).
+  void emit_loop(Value* begin, Value* end, const std::function<void(Value*)>& body,
+                 bool interleave = false) {
     llvm::BasicBlock* before = builder_.GetInsertBlock();
     llvm::BasicBlock* header = llvm::BasicBlock::Create(context_, "loop", function_);
     llvm::BasicBlock* inside = llvm::BasicBlock::Create(context_, "body", function_);
@@ -188,23 +194,37 @@ class KernelEmitter {
     body(i);
     Value* next = builder_.CreateAdd(i, constant(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     i->addIncoming(next, builder_.GetInsertBlock());
-    builder_.CreateBr(header);
+    llvm::BranchInst* back = builder_.CreateBr(header);
+    if (interleave) {
+      llvm::Metadata* count[] = {
+          llvm::MDString::get(context_, "llvm.loop.interleave.count"),
+          llvm::ConstantAsMetadata::get(builder_.getInt32(kReductionInterleave))};
+      llvm::MDNode* loop =
+          llvm::MDNode::getDistinct(context_, {nullptr, llvm::MDNode::get(context_, count)});
+      loop->replaceOperandWith(0, loop);  // a loop's metadata starts with itself
+      back->setMetadata(llvm::LLVMContext::MD_loop, loop);
+    }
     builder_.SetInsertPoint(after);
   }
 
   /// Nested loops over dimensions `axes` of `shape` (outermost first); `body` gets the full
-  /// multi-index, whose other dimensions come from `fixed`.
+  /// multi-index, whose other dimensions come from `fixed`. The innermost loop interleaves when
+  /// `accumulating`.
   void emit_nest(const Shape& shape, const std::vector<int64_t>& axes, std::vector<Value*> fixed,
-                 const std::function<void(const std::vector<Value*>&)>& body, size_t depth = 0) {
+                 const std::function<void(const std::vector<Value*>&)>& body, bool accumulating,
+                 size_t depth = 0) {
     if (depth == axes.size()) {
       body(fixed);
       return;
     }
     const int64_t axis = axes[depth];
-    emit_loop(constant(0), constant(shape[axis]), [&](Value* i) {
-      fixed[axis] = i;
-      emit_nest(shape, axes, fixed, body, depth + 1);
-    });
+    emit_loop(
+        constant(0), constant(shape[axis]),
+        [&](Value* i) {
+          fixed[axis] = i;
+          emit_nest(shape, axes, fixed, body, accumulating, depth + 1);
+        },
+        accumulating && depth + 1 == axes.size());
   }
 
   llvm::AllocaInst* local(llvm::Type* type, Value* initial) {
@@ -643,18 +663,21 @@ class KernelEmitter {
       std::vector<Accumulator> accumulators;
       for (const Node* reduction : reductions) accumulators.push_back(start_accumulator(reduction));
 
-      emit_nest(input_shape, axes, fixed, [&](const std::vector<Value*>& dims) {
-        memo_.clear();
-        Index index{&input_shape, dims, nullptr};
-        for (size_t r = 0; r < reductions.size(); ++r) {
-          Value* x = input_value(*reductions[r], 0, index);
-          update_accumulator(reductions[r], accumulators[r], x, dims);
-        }
-        for (const Node* output : in_first_loop) {
-          store(output, emit_value(output, index), linear_of(index));
-        }
-        memo_.clear();
-      });
+      emit_nest(
+          input_shape, axes, fixed,
+          [&](const std::vector<Value*>& dims) {
+            memo_.clear();
+            Index index{&input_shape, dims, nullptr};
+            for (size_t r = 0; r < reductions.size(); ++r) {
+              Value* x = input_value(*reductions[r], 0, index);
+              update_accumulator(reductions[r], accumulators[r], x, dims);
+            }
+            for (const Node* output : in_first_loop) {
+              store(output, emit_value(output, index), linear_of(index));
+            }
+            memo_.clear();
+          },
+          /*accumulating=*/true);
 
       for (size_t r = 0; r < reductions.size(); ++r) {
         reduction_values_[reductions[r]] = finish_accumulator(reductions[r], accumulators[r]);
@@ -665,14 +688,17 @@ class KernelEmitter {
       }
       memo_.clear();
       if (!in_second_loop.empty()) {
-        emit_nest(input_shape, axes, fixed, [&](const std::vector<Value*>& dims) {
-          memo_.clear();
-          Index index{&input_shape, dims, nullptr};
-          for (const Node* output : in_second_loop) {
-            store(output, emit_value(output, index), linear_of(index));
-          }
-          memo_.clear();
-        });
+        emit_nest(
+            input_shape, axes, fixed,
+            [&](const std::vector<Value*>& dims) {
+              memo_.clear();
+              Index index{&input_shape, dims, nullptr};
+              for (const Node* output : in_second_loop) {
+                store(output, emit_value(output, index), linear_of(index));
+              }
+              memo_.clear();
+            },
+            /*accumulating=*/false);
       }
       reduction_values_.clear();
     });
