@@ -582,9 +582,15 @@ class KernelEmitter {
     }
     const bool maximum = reduction->op == Op::Max;
     if (is_floating(dtype)) {
-      // maxnum/minnum skip NaNs (and vectorize); whether one was seen is tracked apart.
+      // Whether a NaN was seen is tracked apart, so the running extremum may assume there are
+      // none (no-NaNs flags let the loop vectorize): after a NaN it is poison, but then the
+      // flag selects NaN as the result and the poison is never read.
       next = builder_.CreateIntrinsic(maximum ? llvm::Intrinsic::maxnum : llvm::Intrinsic::minnum,
                                       {type}, {current, x});
+      llvm::FastMathFlags flags;
+      flags.setNoNaNs();
+      flags.setNoSignedZeros();
+      llvm::cast<llvm::Instruction>(next)->setFastMathFlags(flags);
       builder_.CreateStore(builder_.CreateOr(seen_nan, x_nan), accumulator.flag);
     } else if (dtype == bool_) {
       next = maximum ? builder_.CreateOr(current, x) : builder_.CreateAnd(current, x);
