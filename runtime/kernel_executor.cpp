@@ -1,9 +1,11 @@
 #include "runtime/kernel_executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <numeric>
 #include <unordered_map>
 
@@ -68,6 +70,36 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 /// Elements of work below which a chunk is not worth handing to another thread.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+/// Runs a split reduction's Partial phase over chunks of its range on the thread pool and
+/// combines their states in the order of the chunks, so the result does not depend on which
+/// thread finished first.
+std::vector<uint64_t> combined_partial_states(const codegen::LoadedPhase& partial,
+                                              std::vector<void*>& pointers,
+                                              const std::vector<uint64_t>& scalars, int64_t count,
+                                              int64_t grain) {
+  const size_t slots = 2 * partial.description.reductions.size();
+  std::mutex mutex;
+  std::vector<std::pair<int64_t, std::vector<uint64_t>>> chunks;  // by first position
+  parallel_for(count, grain, [&](int64_t begin, int64_t end) {
+    std::vector<uint64_t> chunk(slots);
+    partial.function(pointers.data(), scalars.data(), begin, end, chunk.data());
+    std::lock_guard lock(mutex);
+    chunks.emplace_back(begin, std::move(chunk));
+  });
+  if (chunks.empty()) {  // no elements: the identities
+    std::vector<uint64_t> empty(slots);
+    partial.function(pointers.data(), scalars.data(), 0, 0, empty.data());
+    return empty;
+  }
+  std::sort(chunks.begin(), chunks.end());
+  std::vector<uint64_t> combined = std::move(chunks.front().second);
+  for (size_t i = 1; i < chunks.size(); ++i) {
+    codegen::combine_reduction_states(partial.description.reductions, combined.data(),
+                                      chunks[i].second.data());
+  }
+  return combined;
+}
+
 /// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
 bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
                   const std::vector<const Buffer*>& inputs, std::vector<BufferPtr>& outputs) {
@@ -105,12 +137,19 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
     pointers.push_back(outputs.back()->data());
   }
   const std::vector<uint64_t> scalars = codegen::kernel_scalars(kernel);
-  for (const codegen::LoadedPhase& phase : compiled.phases) {
-    const int64_t count = kernel.nodes[phase.range_node]->size();
+  std::vector<uint64_t> state;  // a split reduction's combined state, from Partial to Finish
+  for (const codegen::LoadedPhase& loaded : compiled.phases) {
+    const codegen::Phase& phase = loaded.description;
+    const int64_t count =
+        phase.fixed_range >= 0 ? phase.fixed_range : kernel.nodes[phase.range_node]->size();
     const int64_t grain =
         std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, phase.work_per_position));
+    if (phase.kind == codegen::Phase::Kind::Partial) {
+      state = combined_partial_states(loaded, pointers, scalars, count, grain);
+      continue;
+    }
     parallel_for(count, grain, [&](int64_t begin, int64_t end) {
-      phase.function(pointers.data(), scalars.data(), begin, end);
+      loaded.function(pointers.data(), scalars.data(), begin, end, state.data());
     });
   }
   if (options.log_level != LogLevel::Off) {

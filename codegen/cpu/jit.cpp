@@ -229,8 +229,7 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
   for (const Phase& phase : lowered.phases) symbols.push_back(phase.symbol);
   const std::vector<void*> addresses = jit.load(*object, name, symbols);
   for (size_t i = 0; i < lowered.phases.size(); ++i) {
-    result.phases.push_back({reinterpret_cast<PhaseFunction>(addresses[i]),
-                             lowered.phases[i].range_node, lowered.phases[i].work_per_position});
+    result.phases.push_back({reinterpret_cast<PhaseFunction>(addresses[i]), lowered.phases[i]});
   }
   result.times.loading = milliseconds_since(start);
   return result;

@@ -22,12 +22,11 @@
 namespace lz::codegen {
 
 using PhaseFunction = void (*)(void* const* buffers, const uint64_t* scalars, int64_t begin,
-                               int64_t end);
+                               int64_t end, uint64_t* state);
 
 struct LoadedPhase {
   PhaseFunction function = nullptr;
-  int range_node = 0;
-  int64_t work_per_position = 1;
+  Phase description;
 };
 
 /// Text of one compilation for LZ_DUMP.

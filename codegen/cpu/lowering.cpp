@@ -1,6 +1,7 @@
 #include "codegen/cpu/lowering.h"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <map>
 #include <unordered_map>
@@ -26,6 +27,9 @@ using llvm::Value;
 /// Vectors per iteration of a reduction loop: enough independent accumulators to cover the
 /// latency of a vector add.
 constexpr int kReductionInterleave = 4;
+
+/// Reduced elements from which a reduction to one value is split across threads.
+constexpr int64_t kSplitReductionElements = 1 << 16;
 
 /// A position in a node's index space: its multi-index, its row-major linear position, or both.
 /// The missing form is computed on first use (KernelEmitter::dims_of / linear_of).
@@ -101,9 +105,16 @@ class KernelEmitter {
 
   /// Starts `<name>_phase<i>`: a wrapper with the generic signature that calls a body taking
   /// each buffer as its own noalias pointer (so loops vectorize without overlap checks).
-  void begin_phase(const Node* range_node, int64_t work_per_position) {
+  void begin_phase(const Node* range_node, int64_t work_per_position,
+                   Phase::Kind kind = Phase::Kind::Loop, int64_t fixed_range = -1) {
     const std::string symbol = name_ + "_phase" + std::to_string(phases_.size());
-    phases_.push_back({symbol, position_.at(range_node), work_per_position});
+    Phase phase;
+    phase.kind = kind;
+    phase.symbol = symbol;
+    phase.range_node = position_.at(range_node);
+    phase.fixed_range = fixed_range;
+    phase.work_per_position = work_per_position;
+    phases_.push_back(std::move(phase));
 
     llvm::Type* i64 = builder_.getInt64Ty();
     std::vector<llvm::Type*> parameters;
@@ -116,20 +127,23 @@ class KernelEmitter {
     parameters.push_back(llvm::PointerType::getUnqual(i64));
     parameters.push_back(i64);
     parameters.push_back(i64);
+    parameters.push_back(llvm::PointerType::getUnqual(i64));
     llvm::Function* body =
         llvm::Function::Create(llvm::FunctionType::get(builder_.getVoidTy(), parameters, false),
                                llvm::Function::InternalLinkage, symbol + "_body", module_);
     body->addFnAttr(llvm::Attribute::NoInline);
     body->addFnAttr(llvm::Attribute::NoUnwind);
     for (size_t i = 0; i < buffers.size(); ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
+    body->addParamAttr(buffers.size() + 3, llvm::Attribute::NoAlias);
 
     llvm::Type* opaque = builder_.getInt8PtrTy();
-    llvm::Function* wrapper = llvm::Function::Create(
-        llvm::FunctionType::get(
-            builder_.getVoidTy(),
-            {llvm::PointerType::getUnqual(opaque), llvm::PointerType::getUnqual(i64), i64, i64},
-            false),
-        llvm::Function::ExternalLinkage, symbol, module_);
+    llvm::Function* wrapper =
+        llvm::Function::Create(llvm::FunctionType::get(builder_.getVoidTy(),
+                                                       {llvm::PointerType::getUnqual(opaque),
+                                                        llvm::PointerType::getUnqual(i64), i64, i64,
+                                                        llvm::PointerType::getUnqual(i64)},
+                                                       false),
+                               llvm::Function::ExternalLinkage, symbol, module_);
     wrapper->addFnAttr(llvm::Attribute::NoUnwind);
     builder_.SetInsertPoint(llvm::BasicBlock::Create(context_, "entry", wrapper));
     std::vector<Value*> arguments;
@@ -140,6 +154,7 @@ class KernelEmitter {
     arguments.push_back(wrapper->getArg(1));
     arguments.push_back(wrapper->getArg(2));
     arguments.push_back(wrapper->getArg(3));
+    arguments.push_back(wrapper->getArg(4));
     builder_.CreateCall(body, arguments);
     builder_.CreateRetVoid();
 
@@ -149,6 +164,7 @@ class KernelEmitter {
     scalars_ = body->getArg(buffers.size());
     begin_ = body->getArg(buffers.size() + 1);
     end_ = body->getArg(buffers.size() + 2);
+    state_ = body->getArg(buffers.size() + 3);
     entry_ = llvm::BasicBlock::Create(context_, "entry", body);
     builder_.SetInsertPoint(entry_);
     memo_.clear();
@@ -289,13 +305,32 @@ class KernelEmitter {
 
   using MemoKey = std::pair<const Node*, std::vector<Value*>>;
 
+  MemoKey memo_key(const Node* node, Index& index) {
+    MemoKey key{node, index.linear ? std::vector<Value*>{index.linear} : dims_of(index)};
+    if (index.linear == nullptr) key.second.push_back(nullptr);  // dims and linear never collide
+    return key;
+  }
+
+  /// Whether `consumer` reads `producer`, through nodes of the kernel.
+  bool reads(const Node* consumer, const Node* producer) const {
+    std::vector<const Node*> pending{consumer};
+    std::unordered_map<const Node*, bool> seen;
+    while (!pending.empty()) {
+      const Node* node = pending.back();
+      pending.pop_back();
+      if (node == producer) return true;
+      if (!position_.contains(node) || !seen.emplace(node, true).second) continue;
+      for (const ir::NodePtr& input : node->inputs) pending.push_back(input.get());
+    }
+    return false;
+  }
+
   /// The value of `node` at `index`, emitted once per index within the current loop body.
   Value* emit_value(const Node* node, Index& index) {
     if (auto found = reduction_values_.find(node); found != reduction_values_.end()) {
       return found->second;  // the reduction's result at the kept position being computed
     }
-    MemoKey key{node, index.linear ? std::vector<Value*>{index.linear} : dims_of(index)};
-    if (index.linear == nullptr) key.second.push_back(nullptr);  // dims and linear never collide
+    MemoKey key = memo_key(node, index);
     if (auto found = memo_.find(key); found != memo_.end()) return found->second;
     Value* value = compute(node, index);
     memo_.emplace(std::move(key), value);
@@ -617,6 +652,105 @@ class KernelEmitter {
     }
   }
 
+  /// The state slots of reduction `r`: its value (float64 bits for floats, sign-extended
+  /// integers, 0 or 1 for bools) and whether a NaN was seen.
+  Value* state_slot(size_t r, int slot) {
+    return builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), state_, 2 * r + slot);
+  }
+
+  void emit_split_reduction(const std::vector<const Node*>& reductions, const Shape& input_shape,
+                            int64_t reduced, const std::vector<const Node*>& in_first_loop,
+                            const std::vector<const Node*>& at_kept,
+                            const std::vector<const Node*>& in_second_loop) {
+    const Node& first = *reductions.front();
+    llvm::Type* i64 = builder_.getInt64Ty();
+
+    begin_phase(&first, 1, Phase::Kind::Partial, reduced);
+    for (const Node* reduction : reductions) {
+      phases_.back().reductions.emplace_back(reduction->op, reduction->inputs[0]->dtype);
+    }
+    std::vector<Accumulator> accumulators;
+    for (const Node* reduction : reductions) accumulators.push_back(start_accumulator(reduction));
+    emit_loop(
+        begin_, end_,
+        [&](Value* r) {
+          memo_.clear();
+          Index index{&input_shape, {}, r};
+          for (size_t j = 0; j < reductions.size(); ++j) {
+            update_accumulator(reductions[j], accumulators[j],
+                               input_value(*reductions[j], 0, index), {});
+          }
+          for (const Node* output : in_first_loop) store(output, emit_value(output, index), r);
+          memo_.clear();
+        },
+        /*interleave=*/true);
+    for (size_t j = 0; j < reductions.size(); ++j) {
+      const DType dtype = reductions[j]->inputs[0]->dtype;
+      Value* value =
+          builder_.CreateLoad(accumulators[j].value->getAllocatedType(), accumulators[j].value);
+      if (is_floating(dtype)) {
+        if (!value->getType()->isDoubleTy())
+          value = builder_.CreateFPExt(value, builder_.getDoubleTy());
+        value = builder_.CreateBitCast(value, i64);
+      } else if (dtype == bool_) {
+        value = builder_.CreateZExt(value, i64);
+      } else {
+        value = builder_.CreateSExtOrTrunc(value, i64);
+      }
+      builder_.CreateStore(value, state_slot(j, 0));
+      Value* seen_nan = builder_.getFalse();
+      if (accumulators[j].flag) {
+        seen_nan = builder_.CreateLoad(builder_.getInt1Ty(), accumulators[j].flag);
+      }
+      builder_.CreateStore(builder_.CreateZExt(seen_nan, i64), state_slot(j, 1));
+    }
+    end_phase();
+
+    // The results come from the combined state; loop-2 outputs run over this chunk.
+    begin_phase(&first, 1, Phase::Kind::Finish, in_second_loop.empty() ? 1 : reduced);
+    for (size_t j = 0; j < reductions.size(); ++j) {
+      const Node& reduction = *reductions[j];
+      const DType dtype = reduction.inputs[0]->dtype;
+      Value* bits = builder_.CreateLoad(i64, state_slot(j, 0));
+      Value* value = nullptr;
+      if (is_floating(dtype)) {
+        value = builder_.CreateBitCast(bits, builder_.getDoubleTy());
+        if (dtype == float32) value = builder_.CreateFPTrunc(value, builder_.getFloatTy());
+        if (reduction.op != Op::Sum) {
+          Value* seen_nan =
+              builder_.CreateICmpNE(builder_.CreateLoad(i64, state_slot(j, 1)), constant(0));
+          value =
+              builder_.CreateSelect(seen_nan, llvm::ConstantFP::getNaN(value->getType()), value);
+        }
+      } else {
+        value = builder_.CreateTrunc(bits, value_type(context_, dtype));
+      }
+      reduction_values_[&reduction] = value;
+    }
+    llvm::BasicBlock* results = llvm::BasicBlock::Create(context_, "results", function_);
+    llvm::BasicBlock* rest = llvm::BasicBlock::Create(context_, "rest", function_);
+    builder_.CreateCondBr(builder_.CreateICmpEQ(begin_, constant(0)), results, rest);
+    builder_.SetInsertPoint(results);
+    memo_.clear();
+    for (const Node* output : at_kept) {
+      Index index{&output->shape, {}, constant(0)};
+      store(output, emit_value(output, index), constant(0));
+    }
+    memo_.clear();
+    builder_.CreateBr(rest);
+    builder_.SetInsertPoint(rest);
+    if (!in_second_loop.empty()) {
+      emit_loop(begin_, end_, [&](Value* r) {
+        memo_.clear();
+        Index index{&input_shape, {}, r};
+        for (const Node* output : in_second_loop) store(output, emit_value(output, index), r);
+        memo_.clear();
+      });
+    }
+    reduction_values_.clear();
+    end_phase();
+  }
+
   std::vector<const Node*> emit_reduction_phase(const std::vector<const Node*>& reductions,
                                                 const std::vector<const Node*>& outputs) {
     const Node& first = *reductions.front();
@@ -656,6 +790,28 @@ class KernelEmitter {
       }
     }
 
+    const bool has_argmax = std::any_of(reductions.begin(), reductions.end(),
+                                        [](const Node* r) { return r->op == Op::Argmax; });
+    if (kept == 1 && reduced >= kSplitReductionElements && !has_argmax) {
+      emit_split_reduction(reductions, input_shape, reduced, in_first_loop, at_kept,
+                           in_second_loop);
+      return left;
+    }
+
+    // A second-loop output that reads a reduction's input (softmax's e / sum(e) reads e) gets
+    // that input's value stored into it by the first loop, and the second loop reads it back
+    // instead of computing it again.
+    std::vector<std::pair<const Node*, const Node*>> stashed;  // output, reduction input
+    for (const Node* output : in_second_loop) {
+      for (const Node* reduction : reductions) {
+        const Node* input = reduction->inputs[0].get();
+        if (position_.contains(input) && input->dtype == output->dtype && reads(output, input)) {
+          stashed.emplace_back(output, input);
+          break;
+        }
+      }
+    }
+
     begin_phase(&first, reduced * (in_second_loop.empty() ? 1 : 2));
     emit_loop(begin_, end_, [&](Value* k) {
       Index kept_index{&kept_shape, {}, k};
@@ -681,6 +837,9 @@ class KernelEmitter {
             for (const Node* output : in_first_loop) {
               store(output, emit_value(output, index), linear_of(index));
             }
+            for (const auto& [output, input] : stashed) {
+              store(output, emit_value(input, index), linear_of(index));
+            }
             memo_.clear();
           },
           /*accumulating=*/true);
@@ -699,6 +858,14 @@ class KernelEmitter {
             [&](const std::vector<Value*>& dims) {
               memo_.clear();
               Index index{&input_shape, dims, nullptr};
+              for (const auto& [output, input] : stashed) {
+                llvm::Type* type = storage_type(context_, output->dtype);
+                Value* address =
+                    builder_.CreateInBoundsGEP(type, output_pointer(output), linear_of(index));
+                Value* stored = builder_.CreateAlignedLoad(type, address,
+                                                           llvm::Align(dtype_size(output->dtype)));
+                memo_[memo_key(input, index)] = from_storage(builder_, output->dtype, stored);
+              }
               for (const Node* output : in_second_loop) {
                 store(output, emit_value(output, index), linear_of(index));
               }
@@ -731,11 +898,36 @@ class KernelEmitter {
   Value* scalars_ = nullptr;
   Value* begin_ = nullptr;
   Value* end_ = nullptr;
+  Value* state_ = nullptr;
   std::map<MemoKey, Value*> memo_;
   std::unordered_map<const Node*, Value*> reduction_values_;
 };
 
 }  // namespace
+
+void combine_reduction_states(const std::vector<std::pair<ir::Op, DType>>& reductions,
+                              uint64_t* into, const uint64_t* from) {
+  for (size_t r = 0; r < reductions.size(); ++r) {
+    const auto [op, dtype] = reductions[r];
+    uint64_t& value = into[2 * r];
+    const uint64_t other = from[2 * r];
+    into[2 * r + 1] |= from[2 * r + 1];
+    if (is_floating(dtype)) {
+      const double a = std::bit_cast<double>(value);
+      const double b = std::bit_cast<double>(other);
+      const double combined = op == Op::Sum   ? a + b
+                              : op == Op::Max ? std::max(a, b)
+                                              : std::min(a, b);
+      value = std::bit_cast<uint64_t>(combined);
+    } else if (op == Op::Sum) {
+      value += other;  // wraps, like the integer sum itself
+    } else {
+      const auto a = static_cast<int64_t>(value);
+      const auto b = static_cast<int64_t>(other);
+      value = static_cast<uint64_t>(op == Op::Max ? std::max(a, b) : std::min(a, b));
+    }
+  }
+}
 
 LoweredKernel lower_kernel(const passes::Kernel& kernel, bool flat, llvm::LLVMContext& context,
                            const std::string& name) {

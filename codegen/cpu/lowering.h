@@ -3,11 +3,12 @@
 // A kernel compiles to one or more phases, run in order. Each phase is a function
 //
 //   void <name>_phase<i>(void* const* buffers, const uint64_t* scalars, int64_t begin,
-//                        int64_t end)
+//                        int64_t end, uint64_t* state)
 //
 // over the positions [begin, end) of its range, so the runtime can split the range across
 // threads. `buffers` holds the kernel's inputs, then its outputs (Kernel::inputs, then
-// Kernel::outputs); `scalars` holds kernel_scalars() (codegen/cpu/kernel_signature.h).
+// Kernel::outputs); `scalars` holds kernel_scalars() (codegen/cpu/kernel_signature.h); `state`
+// is used only by the two phases of a split reduction (below).
 //
 // How a kernel is computed
 // ------------------------
@@ -21,6 +22,13 @@
 //   one it accumulates every reduction over the reduced axes (loop 1), then computes the
 //   outputs shaped like the results, then, in a second loop over the reduced axes, the outputs
 //   shaped like the reductions' input that read the results through a broadcast (x - mean).
+//   A loop-2 output that reads a reduction's input (softmax: e / sum(e)) finds that input stored
+//   in its own buffer by loop 1 instead of computing it again.
+// - A reduction to a single value over many elements (sum(x)) is split instead: a Partial phase
+//   accumulates each thread's chunk of the reduced elements into a state (two 64-bit slots per
+//   reduction: value, NaN seen), the runtime combines the states in chunk order, and a Finish
+//   phase computes the outputs from the combined state (results at position 0, loop-2 outputs
+//   over its chunk).
 // - An output that the main loop does not compute at its own positions (a value read through a
 //   broadcast, say) gets a phase of its own over its elements.
 #pragma once
@@ -30,6 +38,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/op.h"
+#include "lazuli/dtype.h"
 #include "passes/fusion_plan.h"
 
 namespace llvm {
@@ -40,13 +50,24 @@ class Module;
 namespace lz::codegen {
 
 struct Phase {
+  enum class Kind { Loop, Partial, Finish };
+  Kind kind = Kind::Loop;
   std::string symbol;
-  /// The phase runs over kernel.nodes[range_node]->size() positions.
+  /// The phase runs over kernel.nodes[range_node]->size() positions, or over `fixed_range`
+  /// positions when that is not negative (the reduced elements of a split reduction).
   int range_node = 0;
+  int64_t fixed_range = -1;
   /// Elements computed per position (the reduced extent for a reduction loop), to size the
   /// chunks the runtime hands to threads.
   int64_t work_per_position = 1;
+  /// Partial: each reduction's op and input dtype, in state order, to combine the states.
+  std::vector<std::pair<ir::Op, DType>> reductions;
 };
+
+/// How the runtime combines two states of a Partial phase: `into` (earlier elements) absorbs
+/// `from` (later ones), slot pairs as the lowering writes them.
+void combine_reduction_states(const std::vector<std::pair<ir::Op, DType>>& reductions,
+                              uint64_t* into, const uint64_t* from);
 
 struct LoweredKernel {
   std::unique_ptr<llvm::Module> module;

@@ -218,6 +218,39 @@ TEST(CpuJitTest, RandomLeavesAndArangeInsideKernels) {
   }
 }
 
+TEST(CpuJitTest, ReductionsToOneValueSplitAcrossThreads) {
+  // Above 2^16 reduced elements a reduction to one value runs as per-thread partial states
+  // combined in chunk order; below, as one loop. Both sides of the threshold, 1 and 4 threads.
+  for (int threads : {1, 4}) {
+    lz::runtime::set_thread_count(threads);
+    for (int64_t n : {int64_t{1000}, int64_t{200003}}) {
+      const std::string what =
+          std::to_string(n) + " elements, " + std::to_string(threads) + " threads";
+      for (lz::DType dtype : {lz::float32, lz::float64, lz::int32, lz::int64}) {
+        const auto x = [&] { return sample({n}, dtype, 51); };
+        expect_matches_interpreter([&] { return lz::sum(x()); }, "sum " + what);
+        expect_matches_interpreter([&] { return lz::max(x()); }, "max " + what);
+        expect_matches_interpreter([&] { return lz::min(x() * 2, {}, true); }, "min " + what);
+      }
+      const auto y = [&] { return lz::reshape(sample({n}, lz::float32, 52), {n, 1}); };
+      expect_matches_interpreter([&] { return y() - lz::mean(y()); }, "centre " + what);
+      expect_matches_interpreter([&] { return lz::sum(y()) * 2.0 + lz::max(y()); },
+                                 "two results " + what);
+      expect_matches_interpreter([&] { return lz::max(sample({n}, lz::bool_, 53)); },
+                                 "any " + what);
+      expect_matches_interpreter([&] { return lz::min(sample({n}, lz::bool_, 54)); },
+                                 "all " + what);
+      expect_matches_interpreter(
+          [&] {
+            return lz::max(
+                lz::where(lz::arange(0, double(n)) == 777.0, std::nan(""), lz::reshape(y(), {n})));
+          },
+          "max with a NaN " + what);
+    }
+  }
+  lz::runtime::set_thread_count(0);
+}
+
 TEST(CpuJitTest, SameResultsForOneAndManyThreads) {
   const auto run = [](int threads) {
     lz::runtime::set_thread_count(threads);
