@@ -69,8 +69,14 @@ Value* unary_floating(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype
     case Op::Tanh: return single ? emit_tanh_f32(b, x) : through_libm(b, module, "tanh", dtype, x);
     case Op::Sigmoid: {
       if (!single) return through_libm(b, module, "lz_sigmoid_f64", dtype, x);
+      // e = exp(-|x|) never overflows: 1 / (1 + e) for x >= 0, e / (1 + e) below, which keeps
+      // the subnormal results of large negative x.
       Value* one = llvm::ConstantFP::get(type, 1.0);
-      return b.CreateFDiv(one, b.CreateFAdd(one, emit_exp_f32(b, b.CreateFNeg(x))));
+      Value* e =
+          emit_exp_f32(b, b.CreateFNeg(b.CreateIntrinsic(llvm::Intrinsic::fabs, {type}, {x})));
+      Value* positive = b.CreateFDiv(one, b.CreateFAdd(one, e));
+      return b.CreateSelect(b.CreateFCmpOLT(x, llvm::ConstantFP::get(type, 0.0)),
+                            b.CreateFMul(e, positive), positive);
     }
     default: fail(op, dtype);
   }

@@ -5,6 +5,7 @@
 //                          reduction is in float64 with pi/2 to 107 bits. Beyond, the result
 //                          stays in [-1, 1] but is meaningless past 2^50.
 //   tanh                <= 2 ulp (1 measured), odd including the sign of zero
+//   sigmoid             <= 3 ulp, subnormal results included (built on exp in element_ops.cpp)
 // float64 transcendentals call libm instead (scalar, exactly the interpreter's values).
 #pragma once
 
