@@ -1,0 +1,31 @@
+// Matrix products of float32 and float64 tensors through OpenBLAS's gemm.
+//
+// Why BLAS: a matmul is the one op whose speed depends on blocking for the caches and registers
+// (packing panels of both operands, a micro-kernel per instruction set) rather than on fusion.
+// OpenBLAS has tuned that for every x86 and ARM core, and the JIT does not compile matmuls (fusion
+// keeps each one as a kernel of its own for an external call). Integer dtypes have no BLAS routine
+// and stay with the caller.
+//
+// Threads: OpenBLAS runs gemm on its own pool, not on runtime::parallel_for's. Before each call
+// its thread count is set to runtime::thread_count() when that differs from the count set last
+// (so LZ_NUM_THREADS and set_thread_count() govern BLAS too, and OPENBLAS_NUM_THREADS does not).
+// The two pools take turns (apart from each one's brief spin after its last job): the calling
+// thread waits in gemm while lazuli's workers are idle, so calling blas_matmul from inside a
+// parallel_for body would oversubscribe the CPU.
+#pragma once
+
+#include "ir/node.h"
+#include "runtime/buffer.h"
+
+namespace lz::runtime {
+
+/// Computes `node` (a MatMul node) into `out` with BLAS when its dtype is float32 or float64;
+/// returns false (doing nothing) for other dtypes, which the caller interprets. It also returns
+/// false when K or N exceeds what a BLAS int holds (2^31 - 1); M of any size is split.
+///
+/// The values are the reference interpreter's up to rounding: BLAS accumulates in the dtype itself
+/// and in its own order (the interpreter sums in double, in order of k), so an element may differ
+/// by the rounding error of a K-term sum in that dtype.
+bool blas_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out);
+
+}  // namespace lz::runtime
