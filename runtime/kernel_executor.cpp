@@ -16,6 +16,7 @@
 #include "lazuli/error.h"
 #include "passes/fusion_plan.h"
 #include "passes/schedule.h"
+#include "runtime/blas_matmul.h"
 #include "runtime/interpreter.h"
 #include "runtime/statistics.h"
 #include "runtime/thread_pool.h"
@@ -98,6 +99,31 @@ std::vector<uint64_t> combined_partial_states(const codegen::LoadedPhase& partia
                                       chunks[i].second.data());
   }
   return combined;
+}
+
+/// Runs a kernel that is one call to a library (a float matmul through BLAS); returns false for
+/// any other kernel.
+bool run_external(const passes::Kernel& kernel, const ExecutionOptions& options,
+                  const std::vector<const Buffer*>& inputs, std::vector<BufferPtr>& outputs) {
+  const ir::Node& node = *kernel.nodes.front();
+  if (kernel.nodes.size() != 1 || node.op != ir::Op::MatMul || !is_floating(node.dtype)) {
+    return false;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  BufferPtr result;
+  try {
+    result = Buffer::allocate(node.dtype, node.size());
+  } catch (const std::bad_alloc&) {
+    fail_out_of_memory(node);
+  }
+  if (!blas_matmul(node, *inputs[0], *inputs[1], *result)) return false;
+  outputs.assign(1, std::move(result));
+  if (options.log_level != LogLevel::Off) {
+    std::fprintf(stderr, "[lazuli]   kernel %d: BLAS matmul %s x %s run=%.3fms\n", kernel.id,
+                 shape_string(node.inputs[0]->shape).c_str(),
+                 shape_string(node.inputs[1]->shape).c_str(), milliseconds_since(start));
+  }
+  return true;
 }
 
 /// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
@@ -216,6 +242,8 @@ std::vector<BufferPtr> execute(const passes::PassContext& context,
       for (size_t i = 0; i < kernel.outputs.size(); ++i) {
         written[kernel.outputs[i].get()] = std::move(results[i]);
       }
+    } else if (options.jit && run_external(kernel, options, inputs, results)) {
+      written[kernel.outputs[0].get()] = std::move(results[0]);
     } else {
       std::unordered_map<const ir::Node*, BufferPtr> local;
       for (const ir::NodePtr& node : kernel.nodes) {

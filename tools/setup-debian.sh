@@ -15,7 +15,7 @@ packages=(
   llvm-14-tools    # FileCheck, for the IR tests of the passes
   ccache           # faster rebuilds
   libeigen3-dev    # Eigen: a reference column of benchmarks/lazuli_bench (optional there)
-  libopenblas-dev  # threaded BLAS behind numpy's matmul in the same benchmark's numpy column
+  libopenblas-dev  # OpenBLAS: lazuli's float matmul (runtime/blas_matmul.cpp)
 )
 
 missing=()
