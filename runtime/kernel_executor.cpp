@@ -116,7 +116,11 @@ bool run_external(const passes::Kernel& kernel, const ExecutionOptions& options,
   } catch (const std::bad_alloc&) {
     fail_out_of_memory(node);
   }
-  if (!blas_matmul(node, *inputs[0], *inputs[1], *result)) return false;
+  // The kernel lists each input once: matmul(x, x) has one.
+  const auto operand = [&](int i) {
+    return inputs[codegen::position_of(kernel.inputs, node.inputs[i].get())];
+  };
+  if (!blas_matmul(node, *operand(0), *operand(1), *result)) return false;
   outputs.assign(1, std::move(result));
   if (options.log_level != LogLevel::Off) {
     std::fprintf(stderr, "[lazuli]   kernel %d: BLAS matmul %s x %s run=%.3fms\n", kernel.id,

@@ -251,6 +251,20 @@ TEST(CpuJitTest, ReductionsToOneValueSplitAcrossThreads) {
   lz::runtime::set_thread_count(0);
 }
 
+TEST(CpuJitTest, MatmulThroughBlasWithFusedEpilogues) {
+  for (lz::DType dtype : {lz::float32, lz::float64, lz::int32}) {
+    const auto x = [dtype] { return sample({5, 5}, dtype, 61); };
+    expect_matches_interpreter([&] { return lz::matmul(x(), x()); }, "x @ x (one input)");
+    expect_matches_interpreter(
+        [&] {
+          const lz::Tensor bias = sample({4}, dtype, 64);
+          return lz::relu(lz::matmul(sample({2, 7, 3}, dtype, 62), sample({3, 4}, dtype, 63)) +
+                          bias);
+        },
+        "batched matmul + bias, relu");
+  }
+}
+
 TEST(CpuJitTest, SameResultsForOneAndManyThreads) {
   const auto run = [](int threads) {
     lz::runtime::set_thread_count(threads);
