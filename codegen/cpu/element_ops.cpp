@@ -22,17 +22,6 @@ using llvm::Value;
               dtype_name(dtype) + " form (the IR's type rules should have rejected it)");
 }
 
-const char* dtype_suffix(DType dtype) {
-  switch (dtype) {
-    case DType::Float32: return "f32";
-    case DType::Float64: return "f64";
-    case DType::Int32: return "i32";
-    case DType::Int64: return "i64";
-    case DType::Bool: return "bool";
-  }
-  return "";
-}
-
 /// f(x) computed by libm in float64 and rounded to `dtype`, as the interpreter computes it.
 Value* through_libm(IRBuilderBase& b, llvm::Module& module, const char* name, DType dtype,
                     Value* x) {
@@ -199,7 +188,7 @@ Value* emit_binary(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, V
       case Op::Maximum: return b.CreateSelect(b.CreateICmpSLT(x, y), y, x);
       case Op::Minimum: return b.CreateSelect(b.CreateICmpSLT(y, x), y, x);
       case Op::Pow: {
-        const std::string name = std::string("lz_integer_pow_") + dtype_suffix(dtype);
+        const std::string name = std::string("lz_integer_pow_") + dtype_short_name(dtype);
         return emit_runtime_call(b, module, name.c_str(), x->getType(), {x, y});
       }
       default: fail(op, dtype);
