@@ -1,8 +1,12 @@
-// Tracing overhead: the cost of recording one op (no evaluation), and of a synchronous round
-// trip through the reference interpreter. Run: build/release/benchmarks/recording_benchmark
+// Tracing overhead: the cost of recording one op (no evaluation), of finding a compiled kernel
+// in memory, and of a synchronous round trip (record, passes, cached kernel, read back).
+// Run: build/release/benchmarks/recording_benchmark
 #include <benchmark/benchmark.h>
 
 #include <lazuli/lazuli.h>
+
+#include "codegen/cpu/kernel_cache.h"
+#include "passes/fusion_plan.h"
 
 namespace {
 
@@ -36,7 +40,30 @@ void BM_RecordScalarChain(benchmark::State& state) {
 }
 BENCHMARK(BM_RecordScalarChain)->Arg(1000);
 
-// `y = x + 1; y.wait_to_read()`: record, evaluate through the interpreter, read back.
+// A kernel cache hit for a 10-op fused kernel: its exact key built from the nodes, then the
+// in-memory lookup (what an evaluation pays per kernel once the kernel is compiled).
+void BM_KernelCacheHit10Ops(benchmark::State& state) {
+  lz::set_cache_directory("");
+  const lz::Tensor x = lz::ones({1024});
+  x.wait_to_read();
+  lz::Tensor y = x;
+  lz::passes::Kernel kernel;
+  kernel.inputs = {x.node()};
+  for (int i = 0; i < 5; ++i) {
+    const lz::Tensor scale = lz::full({}, 1.5);
+    y = y * scale;
+    kernel.nodes.push_back(scale.node());
+    kernel.nodes.push_back(y.node());
+  }
+  kernel.outputs = {y.node()};
+  lz::codegen::find_or_compile(kernel, "", nullptr);  // compiles once
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(lz::codegen::find_or_compile(kernel, "", nullptr).kernel.get());
+  }
+}
+BENCHMARK(BM_KernelCacheHit10Ops);
+
+// `y = x + 1; y.wait_to_read()`: record, evaluate (passes, a cached kernel), read back.
 void BM_SynchronousRoundTrip(benchmark::State& state) {
   const lz::Tensor x = lz::ones({16});
   for (auto _ : state) {
