@@ -22,12 +22,10 @@ using llvm::Value;
               dtype_name(dtype) + " form (the IR's type rules should have rejected it)");
 }
 
-/// f(x) computed by libm in float64 and rounded to `dtype`, as the interpreter computes it.
-Value* through_libm(IRBuilderBase& b, llvm::Module& module, const char* name, DType dtype,
-                    Value* x) {
-  Value* wide = dtype == float64 ? x : b.CreateFPExt(x, b.getDoubleTy());
-  Value* result = emit_runtime_call(b, module, name, b.getDoubleTy(), {wide});
-  return dtype == float64 ? result : b.CreateFPTrunc(result, b.getFloatTy());
+/// f(x) for a float64 intrinsic (llvm.exp, llvm.log, ...): the JIT maps it to libmvec's
+/// vector functions inside vectorized loops and to libm elsewhere.
+Value* float64_intrinsic(IRBuilderBase& b, llvm::Intrinsic::ID id, Value* x) {
+  return b.CreateIntrinsic(id, {b.getDoubleTy()}, {x});
 }
 
 Value* unary_floating(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, Value* x) {
@@ -51,13 +49,24 @@ Value* unary_floating(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype
       Value* zero = llvm::ConstantFP::get(type, 0.0);
       return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero);
     }
-    case Op::Exp: return single ? emit_exp_f32(b, x) : through_libm(b, module, "exp", dtype, x);
-    case Op::Log: return single ? emit_log_f32(b, x) : through_libm(b, module, "log", dtype, x);
-    case Op::Sin: return single ? emit_sin_f32(b, x) : through_libm(b, module, "sin", dtype, x);
-    case Op::Cos: return single ? emit_cos_f32(b, x) : through_libm(b, module, "cos", dtype, x);
-    case Op::Tanh: return single ? emit_tanh_f32(b, x) : through_libm(b, module, "tanh", dtype, x);
+    case Op::Exp:
+      return single ? emit_exp_f32(b, x) : float64_intrinsic(b, llvm::Intrinsic::exp, x);
+    case Op::Log:
+      return single ? emit_log_f32(b, x) : float64_intrinsic(b, llvm::Intrinsic::log, x);
+    case Op::Sin:
+      return single ? emit_sin_f32(b, x) : float64_intrinsic(b, llvm::Intrinsic::sin, x);
+    case Op::Cos:
+      return single ? emit_cos_f32(b, x) : float64_intrinsic(b, llvm::Intrinsic::cos, x);
+    case Op::Tanh:
+      // libmvec has no tanh: a scalar libm call.
+      return single ? emit_tanh_f32(b, x)
+                    : emit_runtime_call(b, module, "tanh", b.getDoubleTy(), {x});
     case Op::Sigmoid: {
-      if (!single) return through_libm(b, module, "lz_sigmoid_f64", dtype, x);
+      if (!single) {
+        Value* one = llvm::ConstantFP::get(type, 1.0);
+        Value* e = float64_intrinsic(b, llvm::Intrinsic::exp, b.CreateFNeg(x));
+        return b.CreateFDiv(one, b.CreateFAdd(one, e));
+      }
       // e = exp(-|x|) never overflows: 1 / (1 + e) for x >= 0, e / (1 + e) below, which keeps
       // the subnormal results of large negative x.
       Value* one = llvm::ConstantFP::get(type, 1.0);
@@ -174,7 +183,8 @@ Value* emit_binary(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, V
         const bool single = dtype == float32;
         Value* base = single ? b.CreateFPExt(x, b.getDoubleTy()) : x;
         Value* exponent = single ? b.CreateFPExt(y, b.getDoubleTy()) : y;
-        Value* result = emit_runtime_call(b, module, "pow", b.getDoubleTy(), {base, exponent});
+        Value* result =
+            b.CreateIntrinsic(llvm::Intrinsic::pow, {b.getDoubleTy()}, {base, exponent});
         return single ? b.CreateFPTrunc(result, b.getFloatTy()) : result;
       }
       default: fail(op, dtype);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <mutex>
 
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -11,6 +12,7 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/TargetSelect.h>
@@ -25,6 +27,7 @@
 #include <llvm/Transforms/Scalar/SROA.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/Cloning.h>
+#include <llvm/Transforms/Utils/InjectTLIMappings.h>
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
 #include "codegen/cpu/kernel_signature.h"
@@ -118,8 +121,10 @@ class HostJit {
     llvm::orc::JITTargetMachineBuilder builder =
         take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU");
     builder.setCodeGenOptLevel(llvm::CodeGenOpt::Less);
+    // glibc's vector math library gives vectorized loops float64 exp, log, sin, cos and pow.
+    has_libmvec_ = !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
     target_id_ = builder.getTargetTriple().str() + ";" + builder.getCPU() + ";" +
-                 builder.getFeatures().getString();
+                 builder.getFeatures().getString() + (has_libmvec_ ? ";libmvec" : "");
     machine_ = take(builder.createTargetMachine(), "creating the target machine");
     builder.setCodeGenOptLevel(llvm::CodeGenOpt::None);
     quick_machine_ = take(builder.createTargetMachine(), "creating the target machine");
@@ -151,6 +156,11 @@ class HostJit {
     llvm::FunctionAnalysisManager functions;
     llvm::CGSCCAnalysisManager cgscc;
     llvm::ModuleAnalysisManager modules;
+    llvm::TargetLibraryInfoImpl library(machine_->getTargetTriple());
+    if (has_libmvec_) {
+      library.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86);
+    }
+    functions.registerPass([&] { return llvm::TargetLibraryAnalysis(library); });
     builder.registerModuleAnalyses(modules);
     builder.registerCGSCCAnalyses(cgscc);
     builder.registerFunctionAnalyses(functions);
@@ -171,6 +181,7 @@ class HostJit {
     // Interleaving (several vectors per iteration) only where the lowering asks for it, to
     // hide a reduction accumulator's latency; elementwise loops are bound by memory either way
     // and would only grow the code to compile.
+    pipeline.addPass(llvm::InjectTLIMappings());  // libmvec variants, for the vectorizer
     pipeline.addPass(llvm::LoopVectorizePass(llvm::LoopVectorizeOptions(
         /*InterleaveOnlyWhenForced=*/true, /*VectorizeOnlyWhenForced=*/false)));
     pipeline.addPass(llvm::EarlyCSEPass());
@@ -194,6 +205,7 @@ class HostJit {
   }
 
   std::mutex compile_mutex_;
+  bool has_libmvec_ = false;
   std::string target_id_;
   std::unique_ptr<llvm::TargetMachine> machine_;        // -O1 instruction selection
   std::unique_ptr<llvm::TargetMachine> quick_machine_;  // fast instruction selection

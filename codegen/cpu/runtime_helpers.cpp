@@ -22,8 +22,6 @@ T random_normal(uint64_t seed, int64_t i, double mean, double std) {
   return static_cast<T>(lz::runtime::normal_element(seed, static_cast<uint64_t>(i), mean, std));
 }
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
-
 template <class Function>
 void* address(Function* function) {
   return reinterpret_cast<void*>(function);
@@ -44,7 +42,6 @@ std::span<const RuntimeSymbol> runtime_symbols() {
       {"lz_random_normal_f64", address(&random_normal<double>)},
       {"lz_integer_pow_i32", address(&integer_pow<int32_t>)},
       {"lz_integer_pow_i64", address(&integer_pow<int64_t>)},
-      {"lz_sigmoid_f64", address(&sigmoid)},
       {"exp", address(static_cast<Real*>(&std::exp))},
       {"log", address(static_cast<Real*>(&std::log))},
       {"sin", address(static_cast<Real*>(&std::sin))},
