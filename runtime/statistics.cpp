@@ -15,10 +15,10 @@ Counters& counters() {
 Stats stats() {
   const runtime::Counters& c = runtime::counters();
   constexpr auto relaxed = std::memory_order_relaxed;
-  return {c.evaluations.load(relaxed),      c.nodes_evaluated.load(relaxed),
-          c.kernels_launched.load(relaxed), c.kernels_compiled.load(relaxed),
-          c.cache_hits.load(relaxed),       c.cache_misses.load(relaxed),
-          c.bytes_allocated.load(relaxed),  c.disk_cache_hits.load(relaxed),
+  return {c.evaluations.load(relaxed),         c.nodes_evaluated.load(relaxed),
+          c.kernels_launched.load(relaxed),    c.kernels_compiled.load(relaxed),
+          c.cache_hits.load(relaxed),          c.cache_misses.load(relaxed),
+          c.bytes_allocated.load(relaxed),     c.disk_cache_hits.load(relaxed),
           c.compile_microseconds.load(relaxed)};
 }
 

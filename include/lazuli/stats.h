@@ -7,14 +7,14 @@ namespace lz {
 
 /// Counts since the start of the process or the last reset_stats().
 struct Stats {
-  int64_t evaluations = 0;       // forced evaluations of the pending graph
-  int64_t nodes_evaluated = 0;   // recorded nodes computed by them
-  int64_t kernels_launched = 0;  // kernels run (one per op with fusion off)
-  int64_t kernels_compiled = 0;  // kernels compiled by the JIT (not those loaded from disk)
-  int64_t cache_hits = 0;        // kernel cache lookups that found code, in memory or on disk
-  int64_t cache_misses = 0;      // and those that compiled
-  int64_t bytes_allocated = 0;   // bytes of tensor buffers allocated
-  int64_t disk_cache_hits = 0;   // the cache hits that loaded object code from LZ_CACHE_DIR
+  int64_t evaluations = 0;           // forced evaluations of the pending graph
+  int64_t nodes_evaluated = 0;       // recorded nodes computed by them
+  int64_t kernels_launched = 0;      // kernels run (one per op with fusion off)
+  int64_t kernels_compiled = 0;      // kernels compiled by the JIT (not those loaded from disk)
+  int64_t cache_hits = 0;            // kernel cache lookups that found code, in memory or on disk
+  int64_t cache_misses = 0;          // and those that compiled
+  int64_t bytes_allocated = 0;       // bytes of tensor buffers allocated
+  int64_t disk_cache_hits = 0;       // the cache hits that loaded object code from LZ_CACHE_DIR
   int64_t compile_microseconds = 0;  // time spent lowering, compiling and loading kernels
 };
 
