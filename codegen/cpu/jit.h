@@ -32,14 +32,14 @@ struct LoadedPhase {
 /// Text of one compilation for LZ_DUMP.
 struct KernelDump {
   std::string ir_before;  // as lowered
-  std::string ir_after;   // after the O2 pipeline
+  std::string ir_after;   // after optimization
   std::string assembly;
 };
 
 /// Where compile time goes, in milliseconds (LZ_LOG=debug prints it per compiled kernel).
 struct CompileTimes {
   double lowering = 0;
-  double optimization = 0;     // the O2 pipeline; 0 for a disk hit
+  double optimization = 0;     // the loop pipeline; 0 for a disk hit
   double code_generation = 0;  // to object code; 0 for a disk hit
   double loading = 0;          // linking the object into the process
   double total() const { return lowering + optimization + code_generation + loading; }

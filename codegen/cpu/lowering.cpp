@@ -5,6 +5,7 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <llvm/IR/IRBuilder.h>
@@ -65,7 +66,7 @@ class KernelEmitter {
       for (const ir::NodePtr& input : node->inputs) {
         depends = depends || depends_on_reduction_.contains(input.get());
       }
-      if (depends) depends_on_reduction_.insert({node, true});
+      if (depends) depends_on_reduction_.insert(node);
     }
   }
 
@@ -314,12 +315,12 @@ class KernelEmitter {
   /// Whether `consumer` reads `producer`, through nodes of the kernel.
   bool reads(const Node* consumer, const Node* producer) const {
     std::vector<const Node*> pending{consumer};
-    std::unordered_map<const Node*, bool> seen;
+    std::unordered_set<const Node*> seen;
     while (!pending.empty()) {
       const Node* node = pending.back();
       pending.pop_back();
       if (node == producer) return true;
-      if (!position_.contains(node) || !seen.emplace(node, true).second) continue;
+      if (!position_.contains(node) || !seen.insert(node).second) continue;
       for (const ir::NodePtr& input : node->inputs) pending.push_back(input.get());
     }
     return false;
@@ -888,7 +889,7 @@ class KernelEmitter {
 
   std::unordered_map<const Node*, int> position_;
   std::unordered_map<const Node*, int> scalar_slot_;
-  std::unordered_map<const Node*, bool> depends_on_reduction_;
+  std::unordered_set<const Node*> depends_on_reduction_;
   std::vector<Phase> phases_;
 
   // The phase being emitted.
