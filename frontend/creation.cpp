@@ -29,16 +29,24 @@ void check_shape(std::string_view op, const Shape& shape) {
 template <Element T>
 requires(!std::is_same_v<T, bool>) Tensor
     from_vector(const std::vector<T>& data, Shape shape, Device device, std::source_location loc) {
-  (void)device;  // only the CPU exists so far
   check_shape("from_vector", shape);
   if (static_cast<int64_t>(data.size()) != shape_size(shape)) {
     throw Error("[from_vector] " + std::to_string(data.size()) + " values cannot fill shape " +
                 shape_string(shape) + ", which holds " + std::to_string(shape_size(shape)));
   }
   constexpr DType dtype = dtype_of<T>();
-  std::shared_ptr<runtime::Buffer> buffer = runtime::Buffer::allocate(dtype, data.size());
+  std::shared_ptr<runtime::Buffer> buffer;
+  try {
+    buffer = runtime::Buffer::allocate(dtype, data.size());
+  } catch (const std::bad_alloc&) {
+    throw Error("[from_vector] cannot allocate " + std::to_string(data.size() * sizeof(T)) +
+                " bytes: " + std::to_string(runtime::Buffer::live_bytes()) +
+                " bytes of tensors are alive and the memory limit is " +
+                std::to_string(runtime::Buffer::memory_limit()) + " (lz::set_memory_limit)");
+  }
   if (!data.empty()) std::memcpy(buffer->data(), data.data(), data.size() * sizeof(T));
   ir::NodePtr node = make_node(Op::Data, {}, loc);
+  node->device = device;
   node->dtype = dtype;
   node->shape = std::move(shape);
   node->buffer = std::move(buffer);

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
 #include <regex>
 
+#include "frontend/recording.h"
 #include "frontend/settings.h"
 #include "ir/clone.h"
 #include "ir/dot.h"
@@ -19,16 +21,20 @@
 #include "lazuli/stats.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass_manager.h"
+#include "runtime/devices.h"
 #include "runtime/kernel_executor.h"
 #include "runtime/statistics.h"
+#include "runtime/trace.h"
 
 namespace lz::frontend {
 namespace {
 
-// One evaluation at a time: passes and kernels run on the calling thread.
-std::mutex evaluation_mutex;
-uint64_t evaluation_count = 0;  // guarded by evaluation_mutex
-EvaluationRecord last_record;   // guarded by evaluation_mutex
+// The pending graph is one, shared by every thread, behind this lock: recording adds to it,
+// an evaluation collects, optimizes and launches from it. Running the launched work happens on
+// the streams, outside the lock.
+std::mutex graph_mutex;
+uint64_t evaluation_count = 0;  // guarded by graph_mutex
+EvaluationRecord last_record;   // guarded by graph_mutex
 
 std::string location_string(std::source_location loc) {
   // operator<< cannot capture its caller's location; it passes a default-constructed one.
@@ -96,8 +102,175 @@ passes::PassManager::Observer dump_passes(const std::filesystem::path& folder,
   };
 }
 
-void run(ir::Graph graph, const std::vector<bool>& keep, EvaluationReason reason,
-         std::source_location loc) {
+/// Failures of launched work that no blocking point has raised yet; waitall raises the earliest.
+class UnreportedFailures {
+ public:
+  void add(const std::exception_ptr& error) {
+    std::lock_guard lock(mutex_);
+    if (std::find(failures_.begin(), failures_.end(), error) == failures_.end()) {
+      failures_.push_back(error);
+    }
+  }
+  void forget(const std::exception_ptr& error) {
+    std::lock_guard lock(mutex_);
+    std::erase(failures_, error);
+  }
+  /// The earliest failure, forgetting them all; null when there was none.
+  std::exception_ptr take_earliest() {
+    std::lock_guard lock(mutex_);
+    std::exception_ptr earliest = failures_.empty() ? nullptr : failures_.front();
+    failures_.clear();
+    return earliest;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::exception_ptr> failures_;
+};
+
+UnreportedFailures& unreported_failures() {
+  static auto* failures = new UnreportedFailures();  // launched work may end after main returns
+  return *failures;
+}
+
+/// One device's part of an evaluation, optimized and ready to run on that device's stream.
+struct Launch {
+  explicit Launch(passes::PassContext optimized) : context(std::move(optimized)) {}
+  passes::PassContext context;
+  runtime::ExecutionOptions options;
+  std::vector<std::shared_ptr<runtime::Buffer>> promises;  // one per context.graph.outputs
+  std::shared_ptr<runtime::Event> done = std::make_shared<runtime::Event>();
+  EvaluationRecord record;
+  Device device = Device::cpu();
+  uint64_t flow = 0;  // the trace's arrow from the launch to the run
+};
+
+/// Launched work not finished yet: the frontend waits for the oldest when there is too much of it.
+class InFlight {
+ public:
+  void add(const Launch& launch) {
+    std::lock_guard lock(mutex_);
+    launches_.push_back({launch.done, promised_bytes(launch), launch.record.number});
+  }
+
+  /// Blocks until fewer than max_in_flight() launches are unfinished and their promised bytes
+  /// are at most half the memory limit; says in the log why it waited.
+  void wait_for_room(std::source_location loc) {
+    while (true) {
+      Entry oldest;
+      std::string why;
+      {
+        std::lock_guard lock(mutex_);
+        std::erase_if(launches_, [](const Entry& entry) { return entry.done->is_set(); });
+        if (launches_.empty()) return;
+        int64_t bytes = 0;
+        for (const Entry& entry : launches_) bytes += entry.bytes;
+        const auto count = static_cast<int64_t>(launches_.size());
+        if (count >= max_in_flight()) {
+          why = std::to_string(count) +
+                " evaluations in flight (LZ_MAX_IN_FLIGHT=" + std::to_string(max_in_flight()) + ")";
+        } else if (bytes > runtime::Buffer::memory_limit() / 2) {
+          why = std::to_string(bytes) + " bytes of results in flight, over half of " +
+                "LZ_MEMORY_LIMIT=" + std::to_string(runtime::Buffer::memory_limit());
+        } else {
+          return;
+        }
+        oldest = launches_.front();
+      }
+      if (current_settings().log_level != LogLevel::Off) {
+        std::fprintf(stderr, "[lazuli] back-pressure at %s: %s; waiting for evaluation %llu\n",
+                     location_string(loc).c_str(), why.c_str(),
+                     static_cast<unsigned long long>(oldest.number));
+      }
+      runtime::trace::Span span("wait", "back-pressure");
+      span.arg("why", why);
+      oldest.done->wait();
+    }
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<runtime::Event> done;
+    int64_t bytes = 0;
+    uint64_t number = 0;
+  };
+
+  static int64_t promised_bytes(const Launch& launch) {
+    int64_t bytes = 0;
+    for (const auto& promise : launch.promises) bytes += promise->bytes();
+    return bytes;
+  }
+
+  std::mutex mutex_;
+  std::deque<Entry> launches_;  // oldest first
+};
+
+InFlight& in_flight() {
+  static auto* launches = new InFlight();
+  return *launches;
+}
+
+/// Runs a launch on its stream's thread (or on a caller that claimed the stream): computes the
+/// outputs, fulfils or fails their promised buffers, then sets the event readers wait for.
+void run_launch(Launch& launch) {
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<runtime::Outcome> outcomes;
+  {
+    runtime::trace::Span span("run", "evaluation " + std::to_string(launch.record.number));
+    span.flow_in(launch.flow);
+    try {
+      outcomes = runtime::execute_each(launch.context, launch.options);
+    } catch (...) {  // the executor's own bookkeeping ran out of memory: every output fails
+      outcomes.assign(launch.promises.size(), {nullptr, std::current_exception()});
+    }
+  }
+  int failed = 0;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].error) {
+      launch.promises[i]->fail(outcomes[i].error);
+      unreported_failures().add(outcomes[i].error);
+      ++failed;
+    } else {
+      launch.promises[i]->fulfil(std::move(outcomes[i].buffer));
+    }
+  }
+  if (launch.options.log_level != LogLevel::Off) {
+    std::fprintf(
+        stderr, "[lazuli] evaluation %llu ran on %s: %.3fms%s\n",
+        static_cast<unsigned long long>(launch.record.number), launch.device.name().c_str(),
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+        failed > 0 ? (", " + std::to_string(failed) + " results failed").c_str() : "");
+  }
+  // The graph and the buffers only it holds go before readers wake up.
+  const std::shared_ptr<runtime::Event> done = launch.done;
+  launch.context = passes::PassContext(ir::Graph{});
+  launch.promises.clear();
+  done->set();
+}
+
+bool is_blocking(EvaluationReason reason) {
+  return reason != EvaluationReason::EvalAsync && reason != EvaluationReason::NodeBudget;
+}
+
+runtime::Stream& stream_of(Device device) { return runtime::cpu_stream(device.index()); }
+
+/// An observer that puts each pass into the trace as a span from the previous pass's end.
+passes::PassManager::Observer trace_passes() {
+  auto previous =
+      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [previous](int, std::string_view pass, const passes::PassContext&) {
+    const auto now = std::chrono::steady_clock::now();
+    runtime::trace::complete("pass", pass, *previous, now);
+    *previous = now;
+  };
+}
+
+/// Optimizes the pending work behind `graph`, whose outputs are the results to keep, all on
+/// one device, and queues it on that device's stream; the outputs become data leaves holding
+/// promised buffers at once. Returns the launch instead of queuing it when `claim` is set and
+/// the stream is idle: the caller runs it, outside the graph lock. Called under the graph lock.
+std::unique_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason reason,
+                               std::source_location loc, bool claim) {
   const auto start = std::chrono::steady_clock::now();
   const Settings settings = current_settings();
   EvaluationRecord record;
@@ -105,40 +278,44 @@ void run(ir::Graph graph, const std::vector<bool>& keep, EvaluationReason reason
   record.reason = reason;
   record.location = location_string(loc);
   for (const ir::NodePtr& node : graph.nodes) record.nodes += node->is_evaluated() ? 0 : 1;
-  // The outputs become the results to keep: what the dump lists, and what the passes' private
-  // copy must compute, by position.
-  graph.outputs.clear();
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    if (keep[i] && !graph.nodes[i]->is_evaluated()) graph.outputs.push_back(graph.nodes[i]);
-  }
   if (!settings.dump_directory.empty()) dump(settings.dump_directory, graph, record);
+  runtime::trace::Span span("launch", "evaluation " + std::to_string(record.number));
+  span.arg("reason", evaluation_reason_name(reason));
+  span.arg("location", record.location);
+
   passes::PassOptions options;
   options.fusion = settings.fusion;
-  passes::PassContext context(ir::clone_graph(graph), options);
+  auto launched = std::make_unique<Launch>(passes::PassContext(ir::clone_graph(graph), options));
   passes::PassManager manager;
   for (const std::string& name : split_names(settings.disabled_passes)) manager.disable(name);
-  runtime::ExecutionOptions execution;
+  runtime::ExecutionOptions& execution = launched->options;
   execution.jit = settings.jit;
   execution.cache_directory = settings.cache_directory;
   execution.log_level = settings.log_level;
+  std::vector<passes::PassManager::Observer> observers;
   if (!settings.dump_directory.empty()) {
     char folder[48];
     std::snprintf(folder, sizeof(folder), "%04llu.%s",
                   static_cast<unsigned long long>(record.number), evaluation_reason_name(reason));
     const std::filesystem::path folder_path =
         std::filesystem::path(settings.dump_directory) / folder;
-    manager.set_observer(dump_passes(folder_path, settings.dump_passes));
+    observers.push_back(dump_passes(folder_path, settings.dump_passes));
     // The compiled kernels' IR and assembly count as the stage "codegen" for LZ_DUMP_PASSES.
     if (std::regex_match("codegen", std::regex(settings.dump_passes))) {
       execution.dump_directory = folder_path.string();
     }
   }
-  std::vector<std::shared_ptr<runtime::Buffer>> results;
+  if (runtime::trace::enabled()) observers.push_back(trace_passes());
+  if (!observers.empty()) {
+    manager.set_observer(
+        [observers](int position, std::string_view pass, const passes::PassContext& context) {
+          for (const auto& observer : observers) observer(position, pass, context);
+        });
+  }
   try {
-    manager.run(context);
-    results = runtime::execute(context, execution);
+    manager.run(launched->context);
   } catch (const std::exception& error) {
-    // Nothing was committed: every node stays pending, and the failure is on record.
+    // Nothing was launched: every node stays pending, and the failure is on record.
     if (settings.log_level != LogLevel::Off) {
       std::fprintf(stderr, "[lazuli] evaluation %llu: %s at %s failed: %s\n",
                    static_cast<unsigned long long>(record.number), evaluation_reason_name(reason),
@@ -148,23 +325,31 @@ void run(ir::Graph graph, const std::vector<bool>& keep, EvaluationReason reason
     throw;
   }
 
-  for (size_t i = 0; i < graph.outputs.size(); ++i) {
-    ir::Node& node = *graph.outputs[i];
-    ir::PendingList::global().remove(&node);
-    node.become_data(std::move(results[i]));
+  for (const ir::NodePtr& output : graph.outputs) {
+    launched->promises.push_back(
+        runtime::Buffer::promise(output->dtype, output->size(), launched->done));
+    ir::PendingList::global().remove(output.get());
+    output->become_data(launched->promises.back());
   }
-
+  const passes::PassContext& context = launched->context;
   record.kernels =
       context.fusion ? static_cast<int64_t>(context.fusion->kernels.size()) : record.nodes;
   record.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  launched->record = record;
+  launched->device = device;
+  launched->flow = runtime::trace::new_flow_id();
+  span.flow_out(launched->flow);
   runtime::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
   runtime::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
   if (settings.log_level != LogLevel::Off) {
-    std::fprintf(stderr, "[lazuli] evaluation %llu: %s at %s nodes=%lld kernels=%lld time=%.3fms\n",
+    std::fprintf(stderr,
+                 "[lazuli] evaluation %llu: %s at %s on %s nodes=%lld kernels=%lld "
+                 "prepare=%.3fms\n",
                  static_cast<unsigned long long>(record.number), evaluation_reason_name(reason),
-                 record.location.c_str(), static_cast<long long>(record.nodes),
-                 static_cast<long long>(record.kernels), record.milliseconds);
+                 record.location.c_str(), device.name().c_str(),
+                 static_cast<long long>(record.nodes), static_cast<long long>(record.kernels),
+                 record.milliseconds);
   }
   if (settings.log_level == LogLevel::Debug) {
     for (const passes::PassTiming& timing : manager.timings()) {
@@ -181,42 +366,138 @@ void run(ir::Graph graph, const std::vector<bool>& keep, EvaluationReason reason
                  static_cast<long long>(totals.bytes_allocated));
   }
   last_record = std::move(record);
+  in_flight().add(*launched);
+  runtime::Stream& stream = stream_of(device);
+  if (claim && stream.claim_if_idle()) return launched;
+  stream.submit([owned = std::shared_ptr<Launch>(std::move(launched))] { run_launch(*owned); });
+  return nullptr;
+}
+
+/// The nodes to keep of `graph`, grouped by device, each group launched on its device's stream.
+/// Returns the launch the caller must run itself, when `claim` let it claim an idle stream
+/// (only for an evaluation on a single device). Called under the graph lock.
+std::unique_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason reason,
+                                    std::source_location loc, bool claim) {
+  const std::vector<bool> keep = results_to_keep(graph);
+  std::vector<std::pair<Device, std::vector<ir::NodePtr>>> by_device;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::NodePtr& node = graph.nodes[i];
+    if (!keep[i] || node->is_evaluated()) continue;
+    auto group = std::find_if(by_device.begin(), by_device.end(),
+                              [&](const auto& entry) { return entry.first == node->device; });
+    if (group == by_device.end()) group = by_device.insert(by_device.end(), {node->device, {}});
+    group->second.push_back(node);
+  }
+  std::unique_ptr<Launch> claimed;
+  for (auto& [device, outputs] : by_device) {
+    // Only pending nodes of this device are reached: ops never mix devices, and a tensor moved
+    // with to() is a data leaf on the other side. (Scalar constants have no device of their own
+    // and are computed wherever they are used.)
+    std::unique_ptr<Launch> here =
+        launch(ir::Graph::collect(outputs), device, reason, loc, claim && by_device.size() == 1);
+    if (here) claimed = std::move(here);
+  }
+  return claimed;
+}
+
+/// Waits for the buffer of each evaluated root, raising the first failure among them.
+void wait_for(const std::vector<ir::NodePtr>& roots, EvaluationReason reason,
+              std::source_location loc) {
+  for (const ir::NodePtr& root : roots) {
+    const runtime::Buffer& buffer = *root->buffer;
+    if (!buffer.is_ready()) {
+      runtime::trace::Span span("wait", evaluation_reason_name(reason));
+      span.arg("location", location_string(loc));
+      buffer.wait();
+    }
+    if (const std::exception_ptr& error = buffer.error()) {
+      unreported_failures().forget(error);
+      std::rethrow_exception(error);
+    }
+  }
+}
+
+/// Launches what `roots` need, then waits for them when `reason` is a blocking point.
+void evaluate_roots(std::vector<ir::NodePtr> roots, EvaluationReason reason,
+                    std::source_location loc) {
+  const bool blocking = is_blocking(reason);
+  in_flight().wait_for_room(loc);
+  std::unique_ptr<Launch> claimed;
+  {
+    std::lock_guard lock(graph_mutex);
+    std::vector<ir::NodePtr> pending;
+    for (const ir::NodePtr& root : roots) {
+      if (!root->is_evaluated()) pending.push_back(root);
+    }
+    if (!pending.empty()) {
+      const ir::Graph graph = ir::Graph::collect(pending);
+      pending.clear();  // the graph's outputs hold them now
+      claimed = launch_kept(graph, reason, loc, blocking);
+    }
+  }
+  if (claimed) {
+    run_launch(*claimed);
+    stream_of(claimed->device).release();
+  }
+  if (blocking) wait_for(roots, reason, loc);
 }
 
 }  // namespace
 
 void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::source_location loc) {
-  // Under the lock even when nothing is pending, so that the caller then reads the buffers an
-  // evaluation on another thread wrote.
-  std::lock_guard lock(evaluation_mutex);
-  std::erase_if(roots, [](const ir::NodePtr& node) { return node->is_evaluated(); });
-  if (roots.empty()) return;
-  ir::Graph graph = ir::Graph::collect(roots);
-  roots.clear();  // the graph's outputs hold them now
-  const std::vector<bool> keep = results_to_keep(graph);
-  run(std::move(graph), keep, reason, loc);
+  evaluate_roots(std::move(roots), reason, loc);
 }
 
 void evaluate_all(EvaluationReason reason, std::source_location loc) {
-  std::lock_guard lock(evaluation_mutex);
-  std::vector<ir::NodePtr> pending = ir::PendingList::global().snapshot();
-  if (pending.empty()) return;
-  ir::Graph graph = ir::Graph::collect(pending);
-  pending.clear();
-  // Every pending node is in the graph; only those held from outside it are results to keep.
-  graph.outputs.clear();
-  const std::vector<bool> keep = results_to_keep(graph);
-  run(std::move(graph), keep, reason, loc);
+  in_flight().wait_for_room(loc);
+  std::unique_ptr<Launch> claimed;
+  {
+    std::lock_guard lock(graph_mutex);
+    std::vector<ir::NodePtr> pending = ir::PendingList::global().snapshot();
+    if (!pending.empty()) {
+      ir::Graph graph = ir::Graph::collect(pending);
+      pending.clear();
+      // Every pending node is in the graph; only those held from outside it are results to keep.
+      graph.outputs.clear();
+      claimed = launch_kept(graph, reason, loc, is_blocking(reason));
+    }
+  }
+  if (claimed) {
+    run_launch(*claimed);
+    stream_of(claimed->device).release();
+  }
+  if (reason != EvaluationReason::WaitAll) return;
+  {
+    runtime::trace::Span span("wait", "waitall");
+    span.arg("location", location_string(loc));
+    runtime::synchronize_all_streams();
+  }
+  if (std::exception_ptr earliest = unreported_failures().take_earliest()) {
+    std::rethrow_exception(earliest);
+  }
 }
 
+void after_recording(const ir::NodePtr& node) {
+  if (engine() == Engine::Sync) {
+    evaluate_roots({node}, EvaluationReason::SyncEngine, node->location);
+    return;
+  }
+  const int64_t budget = max_pending_nodes();
+  if (budget > 0 && ir::PendingList::global().size() > budget) {
+    evaluate_all(EvaluationReason::NodeBudget, node->location);
+  }
+}
+
+std::lock_guard<std::mutex> lock_graph() { return std::lock_guard<std::mutex>(graph_mutex); }
+
 bool is_computed(const ir::NodePtr& node) {
-  std::lock_guard lock(evaluation_mutex);
-  return node->is_evaluated();
+  std::lock_guard lock(graph_mutex);
+  return node->is_evaluated() && node->buffer->is_ready();
 }
 
 std::string describe_pending(std::vector<ir::NodePtr> roots,
                              std::string (*describe)(const ir::Graph&)) {
-  std::lock_guard lock(evaluation_mutex);
+  std::lock_guard lock(graph_mutex);
   return describe(ir::Graph::collect(roots));
 }
 
@@ -232,15 +513,23 @@ const char* evaluation_reason_name(EvaluationReason reason) {
     case EvaluationReason::WaitToRead: return "wait_to_read";
     case EvaluationReason::WaitAll: return "waitall";
     case EvaluationReason::EvalAsync: return "eval_async";
+    case EvaluationReason::NodeBudget: return "node_budget";
+    case EvaluationReason::SyncEngine: return "sync_engine";
   }
   return "?";
 }
 
 EvaluationRecord last_evaluation() {
-  std::lock_guard lock(frontend::evaluation_mutex);
+  std::lock_guard lock(frontend::graph_mutex);
   return frontend::last_record;
 }
 
 void waitall(std::source_location loc) { frontend::evaluate_all(EvaluationReason::WaitAll, loc); }
+
+void eval_async(const std::vector<Tensor>& tensors, std::source_location loc) {
+  std::vector<ir::NodePtr> roots;
+  for (const Tensor& tensor : tensors) roots.push_back(frontend::node_of(tensor, "eval_async"));
+  frontend::evaluate(std::move(roots), EvaluationReason::EvalAsync, loc);
+}
 
 }  // namespace lz

@@ -4,25 +4,62 @@
 #include <cstdint>
 #include <cstdio>
 
+#include "frontend/evaluation.h"
 #include "ir/pending_list.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
+#include "runtime/trace.h"
 
 namespace lz::frontend {
+
+namespace {
+
+/// A scalar operand recorded as a 0-d constant: it has no device of its own and is computed
+/// wherever it is used.
+bool is_scalar_constant(const ir::Node& node) {
+  return node.op == ir::Op::Full && node.shape.empty() && !node.is_evaluated();
+}
+
+/// The device an op runs on: its inputs' (scalar constants aside), the same for all of them.
+Device device_of_inputs(const ir::Node& node) {
+  const ir::Node* first = nullptr;
+  for (const ir::NodePtr& input : node.inputs) {
+    if (is_scalar_constant(*input)) continue;
+    if (first == nullptr) {
+      first = input.get();
+    } else if (input->device != first->device) {
+      throw Error("[" + std::string(ir::op_name(node.op)) + "] got inputs on " +
+                  first->device.name() + " and " + input->device.name() +
+                  "; an op runs on one device: move one input with .to(lz::Device::cpu(" +
+                  std::to_string(first->device.index()) + "))");
+    }
+  }
+  return first != nullptr ? first->device : default_device();
+}
+
+}  // namespace
 
 ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_location loc) {
   auto node = std::make_shared<ir::Node>();
   node->op = op;
   node->inputs = std::move(inputs);
   node->location = loc;
+  node->device = default_device();
   return node;
 }
 
 Tensor record(ir::NodePtr node) {
-  ir::TensorType type = ir::infer_type(*node);
-  node->dtype = type.dtype;
-  node->shape = std::move(type.shape);
-  if (!node->is_evaluated()) ir::PendingList::global().add(node.get());
+  runtime::trace::Span span("record", ir::op_name(node->op));
+  const bool pending = !node->is_evaluated();
+  {
+    const auto lock = lock_graph();  // inputs may be turned into data by another thread
+    ir::TensorType type = ir::infer_type(*node);
+    node->dtype = type.dtype;
+    node->shape = std::move(type.shape);
+    if (!node->inputs.empty()) node->device = device_of_inputs(*node);
+    if (pending) ir::PendingList::global().add(node.get());
+  }
+  if (pending) after_recording(node);
   return Tensor(std::move(node));
 }
 

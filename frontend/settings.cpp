@@ -1,5 +1,8 @@
 #include "frontend/settings.h"
 
+#include <algorithm>
+#include <atomic>
+#include <charconv>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -7,6 +10,7 @@
 #include <string_view>
 
 #include "codegen/cpu/disk_cache.h"
+#include "runtime/buffer.h"
 
 namespace lz::frontend {
 namespace {
@@ -45,12 +49,51 @@ SettingsStore& store() {
   return instance;
 }
 
+/// The non-negative integer in environment variable `name`, else `fallback` (with a warning
+/// when it is set to something else).
+int64_t integer_from_environment(const char* name, int64_t fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return fallback;
+  const std::string_view value(text);
+  int64_t parsed = 0;
+  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+  if (error == std::errc() && end == value.data() + value.size() && parsed >= 0) return parsed;
+  std::cerr << "[lazuli] ignoring " << name << "=" << value << "; expected a number >= 0\n";
+  return fallback;
+}
+
+Engine engine_from_environment() {
+  const char* text = std::getenv("LZ_ENGINE");
+  if (text == nullptr) return Engine::Async;
+  const std::string_view value(text);
+  if (value == "sync") return Engine::Sync;
+  if (value != "async" && !value.empty()) {
+    std::cerr << "[lazuli] ignoring LZ_ENGINE=" << value << "; expected sync or async\n";
+  }
+  return Engine::Async;
+}
+
+constexpr int64_t kDefaultMaxPendingNodes = 10000;
+constexpr int64_t kDefaultMaxInFlight = 32;
+
+std::atomic<Engine> engine_setting{engine_from_environment()};
+std::atomic<int64_t> max_pending_nodes_setting{
+    integer_from_environment("LZ_MAX_PENDING_NODES", kDefaultMaxPendingNodes)};
+std::atomic<int64_t> max_in_flight_setting{
+    std::max<int64_t>(1, integer_from_environment("LZ_MAX_IN_FLIGHT", kDefaultMaxInFlight))};
+
 }  // namespace
 
 Settings current_settings() {
   std::lock_guard lock(store().mutex);
   return store().settings;
 }
+
+Engine engine() { return engine_setting.load(std::memory_order_relaxed); }
+
+int64_t max_pending_nodes() { return max_pending_nodes_setting.load(std::memory_order_relaxed); }
+
+int64_t max_in_flight() { return max_in_flight_setting.load(std::memory_order_relaxed); }
 
 }  // namespace lz::frontend
 
@@ -92,5 +135,20 @@ void set_disabled_passes(const std::string& comma_separated_names) {
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.disabled_passes = comma_separated_names;
 }
+
+void set_engine(Engine engine) {
+  frontend::engine_setting.store(engine, std::memory_order_relaxed);
+}
+
+void set_max_pending_nodes(int64_t nodes) {
+  frontend::max_pending_nodes_setting.store(std::max<int64_t>(0, nodes), std::memory_order_relaxed);
+}
+
+void set_max_in_flight(int64_t evaluations) {
+  frontend::max_in_flight_setting.store(std::max<int64_t>(1, evaluations),
+                                        std::memory_order_relaxed);
+}
+
+void set_memory_limit(int64_t bytes) { runtime::Buffer::set_memory_limit(bytes); }
 
 }  // namespace lz

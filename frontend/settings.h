@@ -1,7 +1,8 @@
-// The environment settings (LZ_LOG, LZ_DUMP, LZ_FUSION, LZ_PASSES_OFF), read once, each with an
+// The environment settings (LZ_LOG, LZ_DUMP, LZ_FUSION, LZ_ENGINE, ...), read once, each with an
 // API override (include/lazuli/settings.h).
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "lazuli/settings.h"
@@ -20,5 +21,15 @@ struct Settings {
 
 /// A copy of the current settings (safe to call from any thread).
 Settings current_settings();
+
+// The settings every recorded op consults, kept apart as atomics so reading them costs no lock
+// and no copy.
+
+/// LZ_ENGINE=sync|async (default async).
+Engine engine();
+/// LZ_MAX_PENDING_NODES (default 10,000; 0: no bound).
+int64_t max_pending_nodes();
+/// LZ_MAX_IN_FLIGHT (default 32, at least 1).
+int64_t max_in_flight();
 
 }  // namespace lz::frontend

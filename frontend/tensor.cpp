@@ -31,11 +31,17 @@ void check_read_type(std::string_view op, const ir::Node& node) {
   }
 }
 
-/// Evaluates `tensor` if needed and returns its buffer.
+/// Evaluates `tensor` if needed, waits for it and returns its buffer.
 const runtime::Buffer& computed(const Tensor& tensor, EvaluationReason reason,
                                 std::source_location loc) {
   frontend::evaluate({tensor.node()}, reason, loc);
   return *tensor.node()->buffer;
+}
+
+/// The buffer of a tensor that has been launched (never null after an evaluate).
+std::shared_ptr<runtime::Buffer> launched_buffer(const ir::NodePtr& node) {
+  const auto lock = frontend::lock_graph();  // set by whichever thread launched it
+  return node->buffer;
 }
 
 }  // namespace
@@ -44,10 +50,7 @@ Tensor::Tensor(std::shared_ptr<ir::Node> node) : node_(std::move(node)) {}
 
 Shape Tensor::shape() const { return frontend::node_of(*this, "shape")->shape; }
 DType Tensor::dtype() const { return frontend::node_of(*this, "dtype")->dtype; }
-Device Tensor::device() const {
-  frontend::node_of(*this, "device");
-  return Device::cpu();
-}
+Device Tensor::device() const { return frontend::node_of(*this, "device")->device; }
 int64_t Tensor::size() const { return frontend::node_of(*this, "size")->size(); }
 int Tensor::ndim() const { return frontend::node_of(*this, "ndim")->ndim(); }
 
@@ -87,12 +90,34 @@ void Tensor::wait_to_read(std::source_location loc) const {
 }
 
 void Tensor::eval_async(std::source_location loc) const {
-  // Until the asynchronous runtime lands, starting the work means doing it now.
   frontend::evaluate({frontend::node_of(*this, "eval_async")}, EvaluationReason::EvalAsync, loc);
 }
 
 bool Tensor::is_ready() const {
   return frontend::is_computed(frontend::node_of(*this, "is_ready"));
+}
+
+void Tensor::then(std::function<void()> callback, std::source_location loc) const {
+  const ir::NodePtr& node = frontend::node_of(*this, "then");
+  frontend::evaluate({node}, EvaluationReason::EvalAsync, loc);
+  const std::shared_ptr<runtime::Buffer> buffer = launched_buffer(node);
+  if (buffer->written() == nullptr) {
+    callback();
+  } else {
+    buffer->written()->on_set(std::move(callback));
+  }
+}
+
+Tensor Tensor::to(Device device, std::source_location loc) const {
+  const ir::NodePtr& source = frontend::node_of(*this, "to");
+  if (source->device == device) return *this;
+  frontend::evaluate({source}, EvaluationReason::EvalAsync, loc);
+  ir::NodePtr node = frontend::make_node(ir::Op::Data, {}, loc);
+  node->device = device;
+  node->dtype = source->dtype;
+  node->shape = source->shape;
+  node->buffer = launched_buffer(source);
+  return frontend::record(std::move(node));
 }
 
 }  // namespace lz

@@ -6,6 +6,7 @@ NodePtr copy_without_inputs(const Node& original) {
   auto node = std::make_shared<Node>();
   node->op = original.op;
   node->dtype = original.dtype;
+  node->device = original.device;
   node->keepdims = original.keepdims;
   node->shape = original.shape;
   node->axes = original.axes;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/op.h"
+#include "lazuli/device.h"
 #include "lazuli/dtype.h"
 
 namespace lz::runtime {
@@ -39,7 +40,8 @@ using NodePtr = std::shared_ptr<Node>;
 struct Node : std::enable_shared_from_this<Node> {
   Op op = Op::Data;
   DType dtype = float32;
-  bool keepdims = false;  // reductions: reduced axes stay as size 1
+  Device device = Device::cpu();  // where it runs: its inputs' device, or the default for leaves
+  bool keepdims = false;          // reductions: reduced axes stay as size 1
   Shape shape;
   std::vector<NodePtr> inputs;
   // Sum/Max/Min/Argmax: reduced axes (ascending, non-negative). Transpose: the permutation.

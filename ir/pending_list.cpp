@@ -19,7 +19,7 @@ void PendingList::add(Node* node) {
   else
     head_ = node;
   tail_ = node;
-  ++size_;
+  size_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void PendingList::remove(Node* node) {
@@ -35,24 +35,19 @@ void PendingList::remove(Node* node) {
     tail_ = node->pending_prev;
   node->pending = false;
   node->pending_prev = node->pending_next = nullptr;
-  --size_;
+  size_.fetch_sub(1, std::memory_order_relaxed);
 }
 
 std::vector<NodePtr> PendingList::snapshot() {
   std::lock_guard lock(mutex_);
   std::vector<NodePtr> alive;
-  alive.reserve(size_);
+  alive.reserve(size_.load(std::memory_order_relaxed));
   for (Node* node = head_; node != nullptr; node = node->pending_next) {
     // A node whose last reference is being dropped right now cannot be locked; it is about to
     // remove itself and nobody can read it any more.
     if (NodePtr strong = node->weak_from_this().lock()) alive.push_back(std::move(strong));
   }
   return alive;
-}
-
-int64_t PendingList::size() {
-  std::lock_guard lock(mutex_);
-  return size_;
 }
 
 }  // namespace lz::ir

@@ -1,6 +1,7 @@
 // The recorded nodes that have not been computed yet: what `waitall` must evaluate.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -20,13 +21,14 @@ class PendingList {
   void remove(Node* node);
   /// The pending nodes that are still alive, oldest first.
   std::vector<NodePtr> snapshot();
-  int64_t size();
+  /// Without taking the lock: checked after every recorded op.
+  int64_t size() const { return size_.load(std::memory_order_relaxed); }
 
  private:
   std::mutex mutex_;
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
-  int64_t size_ = 0;
+  std::atomic<int64_t> size_{0};
 };
 
 }  // namespace lz::ir

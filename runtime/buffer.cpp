@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <mutex>
@@ -171,7 +172,55 @@ void* allocate_large_block(size_t bytes) {
   return data;
 }
 
+int64_t default_memory_limit() {
+  if (const char* text = std::getenv("LZ_MEMORY_LIMIT")) {
+    const std::string_view value(text);
+    int64_t parsed = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (error == std::errc() && end == value.data() + value.size() && parsed > 0) return parsed;
+  }
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page_bytes = ::sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return INT64_MAX;
+  return static_cast<int64_t>(pages) * page_bytes / 10 * 8;
+}
+
+// 0 until first read; then the limit in bytes.
+std::atomic<int64_t> configured_memory_limit{0};
+std::atomic<int64_t> live_buffer_bytes{0};
+
+/// Counts `bytes` as alive, or throws std::bad_alloc when that would exceed the memory limit.
+void reserve_live_bytes(size_t bytes) {
+  const int64_t limit = Buffer::memory_limit();
+  const int64_t wanted = static_cast<int64_t>(bytes);
+  if (live_buffer_bytes.fetch_add(wanted, std::memory_order_relaxed) + wanted > limit) {
+    live_buffer_bytes.fetch_sub(wanted, std::memory_order_relaxed);
+    throw std::bad_alloc();
+  }
+  // Free blocks kept for reuse count against the system's memory, not the limit; give them back
+  // before buffers alive and cached together could exceed it.
+  if (live_buffer_bytes.load(std::memory_order_relaxed) + block_cache().cached_bytes() > limit) {
+    block_cache().release_all();
+  }
+}
+
 }  // namespace
+
+int64_t Buffer::memory_limit() {
+  int64_t limit = configured_memory_limit.load(std::memory_order_relaxed);
+  if (limit == 0) {
+    limit = default_memory_limit();
+    configured_memory_limit.store(limit, std::memory_order_relaxed);
+  }
+  return limit;
+}
+
+void Buffer::set_memory_limit(int64_t bytes) {
+  configured_memory_limit.store(bytes > 0 ? bytes : default_memory_limit(),
+                                std::memory_order_relaxed);
+}
+
+int64_t Buffer::live_bytes() { return live_buffer_bytes.load(std::memory_order_relaxed); }
 
 std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
   size_t bytes = 0;
@@ -179,17 +228,36 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
       bytes > (size_t{1} << 62)) {
     throw std::bad_alloc();
   }
+  reserve_live_bytes(bytes);
   const size_t allocated = block_bytes(bytes);
   void* data =
       is_large(bytes) ? allocate_large_block(allocated) : std::aligned_alloc(kAlignment, allocated);
-  if (data == nullptr) throw std::bad_alloc();
+  if (data == nullptr) {
+    live_buffer_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    throw std::bad_alloc();
+  }
   poison(static_cast<char*>(data) + bytes, allocated - bytes);
   counters().bytes_allocated.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   return std::shared_ptr<Buffer>(new Buffer(dtype, size, data));
 }
 
+std::shared_ptr<Buffer> Buffer::promise(DType dtype, int64_t size, std::shared_ptr<Event> written) {
+  std::shared_ptr<Buffer> buffer(new Buffer(dtype, size, nullptr));
+  buffer->written_ = std::move(written);
+  return buffer;
+}
+
+void Buffer::fulfil(std::shared_ptr<Buffer> computed) {
+  data_ = computed->data_;
+  storage_ = std::move(computed);
+}
+
+void Buffer::fail(std::exception_ptr error) { error_ = std::move(error); }
+
 Buffer::~Buffer() {
+  if (written_ != nullptr) return;  // a promise: its memory, if any, is `storage_`'s
   const auto bytes = static_cast<size_t>(this->bytes());
+  live_buffer_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   const size_t allocated = block_bytes(bytes);
   unpoison(data_, allocated);
   if (is_large(bytes)) {

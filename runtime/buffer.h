@@ -3,9 +3,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 
 #include "lazuli/dtype.h"
+#include "runtime/event.h"
 
 namespace lz::runtime {
 
@@ -29,6 +31,39 @@ class Buffer {
   static int64_t cached_bytes();
   /// Gives every cached block back to the system.
   static void release_cached_memory();
+
+  // Buffers written by work launched on a stream exist before their contents: the frontend hands
+  // them to the nodes at launch, and the stream fulfils (or fails) them and then sets their
+  // event. Readers wait for the event: that is how a reader on another stream, or a blocking
+  // point, waits for exactly the work it needs.
+
+  /// A buffer of `size` elements of `dtype` that the work setting `written` will fulfil or fail.
+  static std::shared_ptr<Buffer> promise(DType dtype, int64_t size, std::shared_ptr<Event> written);
+  /// Gives this promised buffer the contents of `computed` (same dtype and size), which it keeps
+  /// alive. Called by the writing work before it sets the event.
+  void fulfil(std::shared_ptr<Buffer> computed);
+  /// Records why the writing work could not compute this buffer; before the event is set.
+  void fail(std::exception_ptr error);
+  /// True for a buffer that was always written, and for a promise once its event is set.
+  bool is_ready() const { return written_ == nullptr || written_->is_set(); }
+  /// Blocks until is_ready().
+  void wait() const {
+    if (written_ != nullptr) written_->wait();
+  }
+  /// Once ready: the failure that left this buffer unwritten, or null.
+  const std::exception_ptr& error() const { return error_; }
+  /// The event set once this buffer is written or failed; null for a buffer always written.
+  const std::shared_ptr<Event>& written() const { return written_; }
+
+  // A memory limit bounds the bytes of buffers alive at once; an allocation beyond it fails with
+  // std::bad_alloc, which the executor reports as an lz::Error naming the op.
+
+  /// LZ_MEMORY_LIMIT (bytes), else 80% of the physical memory.
+  static int64_t memory_limit();
+  /// Overrides the limit; `bytes <= 0` restores the default.
+  static void set_memory_limit(int64_t bytes);
+  /// Bytes of the buffers alive now (not counting the cache's free blocks).
+  static int64_t live_bytes();
 
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
@@ -54,7 +89,10 @@ class Buffer {
   Buffer(DType dtype, int64_t size, void* data) : dtype_(dtype), size_(size), data_(data) {}
   DType dtype_;
   int64_t size_;
-  void* data_;
+  void* data_;                       // owned unless `storage_` holds it
+  std::shared_ptr<Buffer> storage_;  // a fulfilled promise: the buffer whose memory it shows
+  std::shared_ptr<Event> written_;   // a promise: set once written or failed
+  std::exception_ptr error_;         // a failed promise: why
 };
 
 }  // namespace lz::runtime

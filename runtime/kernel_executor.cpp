@@ -20,6 +20,7 @@
 #include "runtime/interpreter.h"
 #include "runtime/statistics.h"
 #include "runtime/thread_pool.h"
+#include "runtime/trace.h"
 
 namespace lz::runtime {
 namespace {
@@ -137,7 +138,9 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
   const bool dumping = !options.dump_directory.empty();
   codegen::KernelLookup lookup;
   try {
+    trace::Span span("compile", "find or compile kernel " + std::to_string(kernel.id));
     lookup = codegen::find_or_compile(kernel, options.cache_directory, dumping ? &dump : nullptr);
+    span.arg("source", codegen::kernel_source_name(lookup.source));
   } catch (const codegen::UnsupportedKernel& reason) {
     if (options.log_level != LogLevel::Off) {
       std::fprintf(stderr, "[lazuli]   kernel %d: interpreted (%s)\n", kernel.id, reason.what());
@@ -201,10 +204,66 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
   return true;
 }
 
+/// Runs one kernel, compiled, through a library or interpreted, and puts its outputs into
+/// `written`.
+template <class BufferOf>
+void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
+                const BufferOf& buffer_of,
+                std::unordered_map<const ir::Node*, BufferPtr>& written) {
+  trace::Span span("kernel", "run kernel " + std::to_string(kernel.id));
+  std::vector<const Buffer*> inputs;
+  for (const ir::NodePtr& input : kernel.inputs) {
+    inputs.push_back(buffer_of(input.get(), std::unordered_map<const ir::Node*, BufferPtr>{}));
+  }
+  std::vector<BufferPtr> results;
+  if (options.jit && codegen::is_compilable(kernel) &&
+      run_compiled(kernel, options, inputs, results)) {
+    for (size_t i = 0; i < kernel.outputs.size(); ++i) {
+      written[kernel.outputs[i].get()] = std::move(results[i]);
+    }
+    return;
+  }
+  if (options.jit && run_external(kernel, options, inputs, results)) {
+    written[kernel.outputs[0].get()] = std::move(results[0]);
+    return;
+  }
+  std::unordered_map<const ir::Node*, BufferPtr> local;
+  for (const ir::NodePtr& node : kernel.nodes) {
+    inputs.clear();
+    for (const ir::NodePtr& input : node->inputs) inputs.push_back(buffer_of(input.get(), local));
+    local[node.get()] = compute(*node, inputs);
+  }
+  for (const ir::NodePtr& output : kernel.outputs) written[output.get()] = local.at(output.get());
+}
+
+/// `error` as an lz::Error that names an op and the line that recorded it: errors raised while
+/// running a node already do; anything else is attributed to the kernel's last op.
+std::exception_ptr attributed_to(const passes::Kernel& kernel, std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const Error& named) {
+    if (std::string_view(named.what()).find(" recorded at ") != std::string_view::npos) {
+      return error;
+    }
+  } catch (...) {
+  }
+  std::string reason = "unknown failure";
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& failure) {
+    reason = failure.what();
+  } catch (...) {
+  }
+  const ir::Node& node = *kernel.nodes.back();
+  return std::make_exception_ptr(Error("[" + std::string(ir::op_name(node.op)) + "] recorded at " +
+                                       node.location.file_name() + ":" +
+                                       std::to_string(node.location.line()) + ": " + reason));
+}
+
 }  // namespace
 
-std::vector<BufferPtr> execute(const passes::PassContext& context,
-                               const ExecutionOptions& options) {
+std::vector<Outcome> execute_each(const passes::PassContext& context,
+                                  const ExecutionOptions& options) {
   const ir::Graph& graph = context.graph;
   const passes::FusionPlan unfused =
       context.fusion ? passes::FusionPlan{} : one_kernel_per_node(graph);
@@ -219,8 +278,9 @@ std::vector<BufferPtr> execute(const passes::PassContext& context,
   }
 
   // Values written out by kernels, freed once the last kernel reading them has run (graph
-  // outputs are read once more at the end, so they stay).
+  // outputs are read once more at the end, so they stay), and the values that failed.
   std::unordered_map<const ir::Node*, BufferPtr> written;
+  std::unordered_map<const ir::Node*, std::exception_ptr> failed;
   std::unordered_map<const ir::Node*, int> reads_left;
   for (const passes::Kernel& kernel : kernels) {
     for (const ir::NodePtr& input : kernel.inputs) ++reads_left[input.get()];
@@ -233,31 +293,31 @@ std::vector<BufferPtr> execute(const passes::PassContext& context,
     if (auto found = local.find(node); found != local.end()) return found->second.get();
     return written.at(node).get();
   };
+  // The failure that keeps `node` from being read, once any work writing it has finished.
+  const auto failure_of = [&](const ir::Node* node) -> std::exception_ptr {
+    if (node->is_evaluated()) {
+      node->buffer->wait();
+      return node->buffer->error();
+    }
+    const auto found = failed.find(node);
+    return found == failed.end() ? nullptr : found->second;
+  };
 
-  std::vector<const Buffer*> inputs;
-  std::vector<BufferPtr> results;
   for (int id : order) {
     const passes::Kernel& kernel = kernels[id];
-    inputs.clear();
-    for (const ir::NodePtr& input : kernel.inputs) inputs.push_back(buffer_of(input.get(), {}));
-    const bool compiled = options.jit && codegen::is_compilable(kernel) &&
-                          run_compiled(kernel, options, inputs, results);
-    if (compiled) {
-      for (size_t i = 0; i < kernel.outputs.size(); ++i) {
-        written[kernel.outputs[i].get()] = std::move(results[i]);
+    std::exception_ptr error;
+    for (const ir::NodePtr& input : kernel.inputs) {
+      if (!error) error = failure_of(input.get());
+    }
+    if (!error) {
+      try {
+        run_kernel(kernel, options, buffer_of, written);
+      } catch (...) {
+        error = attributed_to(kernel, std::current_exception());
       }
-    } else if (options.jit && run_external(kernel, options, inputs, results)) {
-      written[kernel.outputs[0].get()] = std::move(results[0]);
-    } else {
-      std::unordered_map<const ir::Node*, BufferPtr> local;
-      for (const ir::NodePtr& node : kernel.nodes) {
-        inputs.clear();
-        for (const ir::NodePtr& input : node->inputs)
-          inputs.push_back(buffer_of(input.get(), local));
-        local[node.get()] = compute(*node, inputs);
-      }
-      for (const ir::NodePtr& output : kernel.outputs)
-        written[output.get()] = local.at(output.get());
+    }
+    if (error) {
+      for (const ir::NodePtr& output : kernel.outputs) failed[output.get()] = error;
     }
     for (const ir::NodePtr& input : kernel.inputs) {
       if (--reads_left[input.get()] == 0) written.erase(input.get());
@@ -265,12 +325,26 @@ std::vector<BufferPtr> execute(const passes::PassContext& context,
     counters().kernels_launched.fetch_add(1, std::memory_order_relaxed);
   }
 
-  std::vector<BufferPtr> outputs;
-  outputs.reserve(graph.outputs.size());
+  std::vector<Outcome> outcomes;
+  outcomes.reserve(graph.outputs.size());
   for (const ir::NodePtr& output : graph.outputs) {
-    outputs.push_back(output->is_evaluated() ? output->buffer : written.at(output.get()));
+    if (std::exception_ptr error = failure_of(output.get())) {
+      outcomes.push_back({nullptr, std::move(error)});
+    } else {
+      outcomes.push_back({output->is_evaluated() ? output->buffer : written.at(output.get()), {}});
+    }
   }
-  return outputs;
+  return outcomes;
+}
+
+std::vector<BufferPtr> execute(const passes::PassContext& context,
+                               const ExecutionOptions& options) {
+  std::vector<BufferPtr> buffers;
+  for (Outcome& outcome : execute_each(context, options)) {
+    if (outcome.error) std::rethrow_exception(outcome.error);
+    buffers.push_back(std::move(outcome.buffer));
+  }
+  return buffers;
 }
 
 }  // namespace lz::runtime

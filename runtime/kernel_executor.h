@@ -3,6 +3,7 @@
 // way the results must equal interpreting the unoptimized graph.
 #pragma once
 
+#include <exception>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,10 +21,21 @@ struct ExecutionOptions {
   std::string dump_directory;          // when set, each compiled kernel's IR and assembly go there
 };
 
+/// What became of one graph output: its buffer, or why it could not be computed.
+struct Outcome {
+  std::shared_ptr<Buffer> buffer;  // null when `error` is set
+  std::exception_ptr error;        // an lz::Error naming the op and the line that recorded it
+};
+
 /// Computes the outputs of `context.graph`: kernel by kernel when fusion ran (in the schedule's
-/// order when there is one), else node by node. Running out of memory raises lz::Error naming
-/// the op and the line that recorded it. Data leaves must hold buffers. Returns one buffer
-/// per graph output, in order. Counts kernels_launched in lz::stats().
+/// order when there is one), else node by node. Data leaves whose buffers are promised wait for
+/// them. A kernel that fails (running out of memory, a failed input) fails only the outputs
+/// that depend on it; the others are computed. Returns one outcome per graph output, in order.
+/// Counts kernels_launched in lz::stats().
+std::vector<Outcome> execute_each(const passes::PassContext& context,
+                                  const ExecutionOptions& options = {});
+
+/// execute_each's buffers; throws the first failure instead.
 std::vector<std::shared_ptr<Buffer>> execute(const passes::PassContext& context,
                                              const ExecutionOptions& options = {});
 

@@ -6,27 +6,50 @@
 namespace lz {
 
 /// A compute device. Only the CPU exists until the CUDA backend lands.
+///
+/// The host CPU can be opened as several logical devices, cpu(0), cpu(1), ...: each has its own
+/// stream (a worker thread that runs its kernels in order), so work recorded on different devices
+/// runs concurrently, and a program written for several devices can be run and tested on one CPU.
+/// They share the host's memory and its thread pool.
 class Device {
  public:
   enum class Kind { Cpu };
 
-  /// The host CPU.
-  static Device cpu() { return Device(Kind::Cpu, 0); }
+  /// Logical CPU device `index` (0 <= index < 64); cpu() is cpu(0), the default.
+  static Device cpu(int index = 0) {
+    if (index < 0 || index >= kMaxCpuIndex) fail_invalid_cpu_index(index);
+    return Device(Kind::Cpu, index);
+  }
 
   Kind kind() const { return kind_; }
   int index() const { return index_; }
-  /// "cpu".
+  /// "cpu:0", "cpu:1", ...
   std::string name() const;
 
   friend bool operator==(const Device&, const Device&) = default;
 
  private:
+  static constexpr int kMaxCpuIndex = 64;
+  [[noreturn]] static void fail_invalid_cpu_index(int index);
   Device(Kind kind, int index) : kind_(kind), index_(index) {}
   Kind kind_;
   int index_;
 };
 
-/// The device new tensors are created on when none is given.
+/// The device new tensors are created on when none is given: the calling thread's, set by
+/// DeviceScope, else cpu(0). Ops on tensors run on their inputs' device.
 Device default_device();
+
+/// Makes `device` the calling thread's default device until the scope ends (scopes nest).
+class DeviceScope {
+ public:
+  explicit DeviceScope(Device device);
+  ~DeviceScope();
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  Device previous_;
+};
 
 }  // namespace lz

@@ -17,7 +17,16 @@ std::string ir_text(const std::vector<Tensor>& outputs);
 std::string ir_dot(const std::vector<Tensor>& outputs);
 
 /// What forced an evaluation.
-enum class EvaluationReason { Item, ToVector, Print, WaitToRead, WaitAll, EvalAsync };
+enum class EvaluationReason {
+  Item,
+  ToVector,
+  Print,
+  WaitToRead,
+  WaitAll,
+  EvalAsync,
+  NodeBudget,  // more nodes pending than set_max_pending_nodes allows
+  SyncEngine,  // LZ_ENGINE=sync computes each op as it is recorded
+};
 const char* evaluation_reason_name(EvaluationReason reason);
 
 /// One forced evaluation of the pending graph.
@@ -31,5 +40,15 @@ struct EvaluationRecord {
 };
 /// The most recent evaluation; number == 0 if there was none.
 EvaluationRecord last_evaluation();
+
+/// Starts writing a Chrome trace (open it in Perfetto or chrome://tracing) to `path`: spans for
+/// recording, each pass, compiling, launching and running each kernel, per thread and stream,
+/// with arrows from each launch to its execution, and the blocking points' waits with their
+/// reason. LZ_TRACE=path starts one at the first op. Throws lz::Error when `path` cannot be
+/// written.
+void start_trace(const std::string& path);
+/// Writes the trace started by start_trace (or LZ_TRACE) and stops collecting; no effect when
+/// none runs. A trace still running at exit is written then.
+void stop_trace();
 
 }  // namespace lz

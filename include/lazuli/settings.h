@@ -2,6 +2,7 @@
 // overrides it for the rest of the process.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace lz {
@@ -35,5 +36,27 @@ void set_cache_directory(const std::string& directory);
 /// LZ_PASSES_OFF=cse,simplify: passes to skip, by name (see passes/pass.h). Unknown names are
 /// rejected with lz::Error at the next evaluation.
 void set_disabled_passes(const std::string& comma_separated_names);
+
+/// How recorded work is run. Async (the default): a blocking point, or a bound, launches the
+/// pending graph on the devices' streams and the frontend waits only where it must. Sync
+/// (LZ_ENGINE=sync): every op is computed on the calling thread as it is recorded, so a failure
+/// surfaces at the line that recorded it (a debugging mode: no fusion across ops).
+enum class Engine { Async, Sync };
+void set_engine(Engine engine);
+
+/// LZ_MAX_PENDING_NODES (default 10,000): when more recorded nodes than this are pending, the
+/// pending graph is launched asynchronously, so a loop that never blocks still runs in bounded
+/// memory. 0 turns the bound off.
+void set_max_pending_nodes(int64_t nodes);
+
+/// LZ_MAX_IN_FLIGHT (default 32): launched evaluations not finished yet, beyond which the next
+/// launch waits for the oldest (back-pressure).
+void set_max_in_flight(int64_t evaluations);
+
+/// LZ_MEMORY_LIMIT (bytes; default 80% of the physical memory): tensor buffers alive at once may
+/// not exceed it. A launch that would exceed it first waits for in-flight work; an allocation
+/// that still exceeds it fails its op with an lz::Error raised at the next blocking point that
+/// needs it. Values <= 0 restore the default.
+void set_memory_limit(int64_t bytes);
 
 }  // namespace lz

@@ -4,6 +4,7 @@
 
 #include <concepts>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <source_location>
@@ -113,12 +114,24 @@ class Tensor {
   /// Blocks until the value is computed and returns all elements in row-major order.
   template <Element T>
   std::vector<T> to_vector(LZ_HERE) const;
-  /// Blocks until this tensor (and only what it needs) is computed.
+  /// Blocks until this tensor (and only what it needs) is computed. Throws the lz::Error of a
+  /// failure in the work it needs, naming the op and the line that recorded it.
   void wait_to_read(LZ_HERE) const;
-  /// Starts computing this tensor and returns.
+  /// Starts computing this tensor on its device's stream and returns at once.
   void eval_async(LZ_HERE) const;
-  /// True once the value is computed; never blocks.
+  /// True once the value is computed (or its computation failed); never blocks.
   bool is_ready() const;
+  /// Starts computing this tensor (as eval_async) and calls `callback` once it is computed or
+  /// has failed: at once on the calling thread when it already is, else on the stream's thread
+  /// that finished it. The callback must not block on other tensors; exceptions it throws are
+  /// reported on stderr and dropped.
+  void then(std::function<void()> callback, LZ_HERE) const;
+
+  /// The same values on `device` (this handle when it is already there). Starts computing this
+  /// tensor on its own device, as eval_async, and returns at once: logical CPU devices share the
+  /// host's memory, so the result is the same buffer, and work on `device` that reads it waits
+  /// for the write through its event.
+  Tensor to(Device device, LZ_HERE) const;
 
   /// The same values converted to `dtype` (float to int truncates toward zero).
   Tensor astype(DType dtype, LZ_HERE) const;
@@ -258,8 +271,11 @@ Tensor log_softmax(const Tensor& x, int axis = -1, LZ_HERE);
 
 // ---- Blocking points -------------------------------------------------------------------------
 
-/// Computes everything recorded so far that is still reachable, then returns.
+/// Computes everything recorded so far that is still reachable and waits for every device's
+/// work, then returns. Throws the earliest failure of background work not raised yet.
 void waitall(LZ_HERE);
+/// Starts computing `tensors` (one evaluation for all of them) and returns at once.
+void eval_async(const std::vector<Tensor>& tensors, LZ_HERE);
 /// numpy-like printing with shape and dtype; blocks until `x` is computed.
 std::ostream& operator<<(std::ostream& out, const Tensor& x);
 

@@ -97,7 +97,9 @@ TEST(InspectTest, InfoLogPrintsOneLinePerEvaluationAndPerKernel) {
   EXPECT_NE(log.find("nodes=2 kernels=1"), std::string::npos) << "full(2), mul: " << log;
   EXPECT_NE(log.find("[lazuli]   kernel 0 lz_"), std::string::npos) << log;
   EXPECT_NE(log.find("elements=3 inputs=1 outputs=1 ops=2"), std::string::npos) << log;
-  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 2) << "one kernel, one evaluation:\n" << log;
+  EXPECT_NE(log.find("ran on cpu:0"), std::string::npos) << log;
+  EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 3) << "the launch, its one kernel, its run:\n"
+                                                         << log;
 }
 
 }  // namespace

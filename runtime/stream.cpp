@@ -1,0 +1,70 @@
+#include "runtime/stream.h"
+
+#include "runtime/trace.h"
+
+namespace lz::runtime {
+
+Stream::Stream(std::string name) : name_(std::move(name)), worker_([this] { work(); }) {}
+
+Stream::~Stream() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_available_.notify_all();
+  worker_.join();
+}
+
+void Stream::submit(std::function<void()> task) {
+  {
+    std::lock_guard lock(mutex_);
+    queue_.push_back(std::move(task));
+  }
+  work_available_.notify_one();
+}
+
+bool Stream::claim_if_idle() {
+  std::lock_guard lock(mutex_);
+  if (busy_ || !queue_.empty()) return false;
+  busy_ = true;
+  return true;
+}
+
+void Stream::release() {
+  {
+    std::lock_guard lock(mutex_);
+    busy_ = false;
+  }
+  work_available_.notify_one();
+  became_idle_.notify_all();
+}
+
+void Stream::synchronize() {
+  std::unique_lock lock(mutex_);
+  became_idle_.wait(lock, [this] { return !busy_ && queue_.empty(); });
+}
+
+int64_t Stream::pending() {
+  std::lock_guard lock(mutex_);
+  return static_cast<int64_t>(queue_.size()) + (busy_ ? 1 : 0);
+}
+
+void Stream::work() {
+  trace::name_thread(name_);
+  std::unique_lock lock(mutex_);
+  while (true) {
+    work_available_.wait(lock, [this] { return !busy_ && (stopping_ || !queue_.empty()); });
+    if (queue_.empty()) return;  // stopping, and everything queued has run
+    std::function<void()> task = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    task();
+    task = nullptr;  // its captures (buffers, graphs) are released before the stream is idle
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) became_idle_.notify_all();
+  }
+}
+
+}  // namespace lz::runtime
