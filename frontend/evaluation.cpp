@@ -142,6 +142,7 @@ struct Launch {
   std::shared_ptr<runtime::Event> done = std::make_shared<runtime::Event>();
   EvaluationRecord record;
   Device device = Device::cpu();
+  int stream = 0;     // of the device: the launching thread's StreamScope
   uint64_t flow = 0;  // the trace's arrow from the launch to the run
 };
 
@@ -235,11 +236,14 @@ void run_launch(Launch& launch) {
     }
   }
   if (launch.options.log_level != LogLevel::Off) {
+    const std::string failures =
+        failed > 0 ? ", " + std::to_string(failed) + " results failed" : std::string();
     std::fprintf(
-        stderr, "[lazuli] evaluation %llu ran on %s: %.3fms%s\n",
+        stderr, "[lazuli] evaluation %llu ran on %s stream %d: %.3fms%s\n",
         static_cast<unsigned long long>(launch.record.number), launch.device.name().c_str(),
+        launch.stream,
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
-        failed > 0 ? (", " + std::to_string(failed) + " results failed").c_str() : "");
+        failures.c_str());
   }
   // The graph and the buffers only it holds go before readers wake up.
   const std::shared_ptr<runtime::Event> done = launch.done;
@@ -252,7 +256,9 @@ bool is_blocking(EvaluationReason reason) {
   return reason != EvaluationReason::EvalAsync && reason != EvaluationReason::NodeBudget;
 }
 
-runtime::Stream& stream_of(Device device) { return runtime::cpu_stream(device.index()); }
+runtime::Stream& stream_of(const Launch& launch) {
+  return runtime::cpu_stream(launch.device.index(), launch.stream);
+}
 
 /// An observer that puts each pass into the trace as a span from the previous pass's end.
 passes::PassManager::Observer trace_passes() {
@@ -338,6 +344,7 @@ std::unique_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   launched->record = record;
   launched->device = device;
+  launched->stream = current_stream();
   launched->flow = runtime::trace::new_flow_id();
   span.flow_out(launched->flow);
   runtime::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
@@ -367,7 +374,7 @@ std::unique_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   }
   last_record = std::move(record);
   in_flight().add(*launched);
-  runtime::Stream& stream = stream_of(device);
+  runtime::Stream& stream = stream_of(*launched);
   if (claim && stream.claim_if_idle()) return launched;
   stream.submit([owned = std::shared_ptr<Launch>(std::move(launched))] { run_launch(*owned); });
   return nullptr;
@@ -437,7 +444,7 @@ void evaluate_roots(std::vector<ir::NodePtr> roots, EvaluationReason reason,
   }
   if (claimed) {
     run_launch(*claimed);
-    stream_of(claimed->device).release();
+    stream_of(*claimed).release();
   }
   if (blocking) wait_for(roots, reason, loc);
 }
@@ -464,7 +471,7 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
   }
   if (claimed) {
     run_launch(*claimed);
-    stream_of(claimed->device).release();
+    stream_of(*claimed).release();
   }
   if (reason != EvaluationReason::WaitAll) return;
   {

@@ -31,6 +31,9 @@ void after_recording(const ir::NodePtr& node);
 /// The pending graph's lock: recording takes it to read its inputs and join the graph.
 std::lock_guard<std::mutex> lock_graph();
 
+/// The stream of each device the calling thread launches on (lz::StreamScope; 0 by default).
+int current_stream();
+
 /// Whether `node` has been computed (or failed), consistently with evaluations on other threads.
 bool is_computed(const ir::NodePtr& node);
 

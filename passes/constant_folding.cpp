@@ -36,7 +36,18 @@ ir::NodePtr scalar_copy(const ir::Node& full) {
 bool is_constant(const ir::Node& node) { return node.op == ir::Op::Full && !node.is_evaluated(); }
 
 ir::ScalarParam constant_value(const ir::Node& full) {
-  return element_of(*runtime::interpret_node(*scalar_copy(full), {}));
+  // The element a `full` holds, converted as the interpreter's fill converts it; computed here
+  // without a buffer because simplification asks for it for every constant it looks at.
+  const ir::ScalarParam& value = full.params[0];
+  switch (full.dtype) {
+    case DType::Float32:
+      return ir::ScalarParam::of(static_cast<double>(static_cast<float>(value.floating)));
+    case DType::Float64: return ir::ScalarParam::of(value.floating);
+    case DType::Int32: return ir::ScalarParam::of_integer(static_cast<int32_t>(value.integer));
+    case DType::Int64: return ir::ScalarParam::of_integer(value.integer);
+    case DType::Bool: break;
+  }
+  return ir::ScalarParam::of_integer(value.integer != 0 ? 1 : 0);
 }
 
 std::optional<ir::ScalarParam> fold_elementwise(const ir::Node& node) {

@@ -11,25 +11,26 @@ namespace {
 
 // Streams are created on first use and never destroyed: a static tensor's buffer, or work
 // queued when main returns, may still need them while static objects are being destroyed.
-std::array<std::atomic<Stream*>, kMaxCpuDevices> cpu_streams{};
+std::array<std::atomic<Stream*>, kMaxCpuDevices * kStreamsPerDevice> cpu_streams{};
 std::mutex creation_mutex;
 
 void finish_queued_work_at_exit() { synchronize_all_streams(); }
 
 }  // namespace
 
-Stream& cpu_stream(int index) {
-  Stream* stream = cpu_streams[index].load(std::memory_order_acquire);
-  if (stream != nullptr) return *stream;
+Stream& cpu_stream(int device, int stream) {
+  std::atomic<Stream*>& slot = cpu_streams[device * kStreamsPerDevice + stream];
+  Stream* existing = slot.load(std::memory_order_acquire);
+  if (existing != nullptr) return *existing;
   std::lock_guard lock(creation_mutex);
-  stream = cpu_streams[index].load(std::memory_order_relaxed);
-  if (stream == nullptr) {
+  existing = slot.load(std::memory_order_relaxed);
+  if (existing == nullptr) {
     static const bool registered = std::atexit(finish_queued_work_at_exit) == 0;
     (void)registered;
-    stream = new Stream("stream cpu:" + std::to_string(index));
-    cpu_streams[index].store(stream, std::memory_order_release);
+    existing = new Stream("stream cpu:" + std::to_string(device) + "/" + std::to_string(stream));
+    slot.store(existing, std::memory_order_release);
   }
-  return *stream;
+  return *existing;
 }
 
 void synchronize_all_streams() {

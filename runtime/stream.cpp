@@ -31,11 +31,14 @@ bool Stream::claim_if_idle() {
 }
 
 void Stream::release() {
+  bool queued = false;
   {
     std::lock_guard lock(mutex_);
     busy_ = false;
+    queued = !queue_.empty();
   }
-  work_available_.notify_one();
+  // Waking the worker when nothing was queued would cost it a futex round trip for nothing.
+  if (queued) work_available_.notify_one();
   became_idle_.notify_all();
 }
 

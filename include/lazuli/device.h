@@ -52,4 +52,19 @@ class DeviceScope {
   Device previous_;
 };
 
+/// Sends the calling thread's launches to stream `index` (0 <= index < 8) of each device until
+/// the scope ends (scopes nest). Each device has several streams; work on one stream runs in
+/// order, streams run concurrently, and work that reads another stream's results waits for them.
+/// Stream 0 is the default.
+class StreamScope {
+ public:
+  explicit StreamScope(int index);
+  ~StreamScope();
+  StreamScope(const StreamScope&) = delete;
+  StreamScope& operator=(const StreamScope&) = delete;
+
+ private:
+  int previous_;
+};
+
 }  // namespace lz
