@@ -27,9 +27,12 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc)
   const std::string_view name = ir::op_name(op);
   const ir::NodePtr& a_node = node_of(a, name);
   const ir::NodePtr& b_node = node_of(b, name);
-  // Shapes are checked before any cast is recorded, so a rejected op records nothing.
-  ir::broadcast_shapes(name, a_node->shape, b_node->shape);
   const DType dtype = compute_dtype(op, frontend::promote(a_node->dtype, b_node->dtype));
+  // Shapes are checked before any cast is recorded, so a rejected op records nothing (without
+  // casts, recording the op checks them).
+  if (a_node->dtype != dtype || b_node->dtype != dtype) {
+    ir::broadcast_shapes(name, a_node->shape, b_node->shape);
+  }
   return record_elementwise(op, {cast(a, dtype, loc).node(), cast(b, dtype, loc).node()}, loc);
 }
 

@@ -413,9 +413,19 @@ void wait_for(const std::vector<ir::NodePtr>& roots, EvaluationReason reason,
   for (const ir::NodePtr& root : roots) {
     const runtime::Buffer& buffer = *root->buffer;
     if (!buffer.is_ready()) {
-      runtime::trace::Span span("wait", evaluation_reason_name(reason));
-      span.arg("location", location_string(loc));
-      buffer.wait();
+      const auto start = std::chrono::steady_clock::now();
+      {
+        runtime::trace::Span span("wait", evaluation_reason_name(reason));
+        span.arg("location", location_string(loc));
+        buffer.wait();
+      }
+      if (current_settings().log_level != LogLevel::Off) {
+        std::fprintf(
+            stderr, "[lazuli] %s at %s waited %.3fms for a launched result\n",
+            evaluation_reason_name(reason), location_string(loc).c_str(),
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                .count());
+      }
     }
     if (const std::exception_ptr& error = buffer.error()) {
       unreported_failures().forget(error);
@@ -478,6 +488,10 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
     runtime::trace::Span span("wait", "waitall");
     span.arg("location", location_string(loc));
     runtime::synchronize_all_streams();
+  }
+  if (current_settings().log_level != LogLevel::Off) {
+    std::fprintf(stderr, "[lazuli] waitall at %s: every stream is idle\n",
+                 location_string(loc).c_str());
   }
   if (std::exception_ptr earliest = unreported_failures().take_earliest()) {
     std::rethrow_exception(earliest);

@@ -3,7 +3,7 @@
 namespace lz::ir {
 
 NodePtr copy_without_inputs(const Node& original) {
-  auto node = std::make_shared<Node>();
+  NodePtr node = new_node();
   node->op = original.op;
   node->dtype = original.dtype;
   node->device = original.device;

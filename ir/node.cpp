@@ -1,5 +1,8 @@
 #include "ir/node.h"
 
+#include <new>
+#include <vector>
+
 #include "ir/pending_list.h"
 
 namespace lz::ir {
@@ -10,7 +13,85 @@ namespace {
 // with a destructor would be gone before static tensors are destroyed at exit.
 thread_local std::vector<NodePtr>* deferred_releases = nullptr;
 
+// AddressSanitizer must see every node's memory freed, to report uses after free.
+#if defined(__SANITIZE_ADDRESS__)
+#define LAZULI_POOL_NODES 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define LAZULI_POOL_NODES 0
+#endif
+#endif
+#if !defined(LAZULI_POOL_NODES)
+#define LAZULI_POOL_NODES 1
+#endif
+
+/// Freed blocks of one size (a node with its reference counts), kept for the next allocation on
+/// this thread. Bounded: a thread that frees a long chain keeps only the first few thousand.
+class FreeBlocks {
+ public:
+  static constexpr size_t kMaxBlocks = 4096;
+  ~FreeBlocks() {
+    for (void* block : blocks_) ::operator delete(block);
+    destroyed_ = true;
+  }
+  /// Null when the list is gone (this thread is exiting) or empty.
+  static void* take() {
+    if (destroyed_) return nullptr;
+    std::vector<void*>& blocks = instance().blocks_;
+    if (blocks.empty()) return nullptr;
+    void* block = blocks.back();
+    blocks.pop_back();
+    return block;
+  }
+  /// False when the block should go back to the system.
+  static bool keep(void* block) {
+    if (destroyed_) return false;
+    std::vector<void*>& blocks = instance().blocks_;
+    if (blocks.size() >= kMaxBlocks) return false;
+    if (blocks.capacity() == 0) blocks.reserve(kMaxBlocks);
+    blocks.push_back(block);
+    return true;
+  }
+
+ private:
+  static FreeBlocks& instance() {
+    thread_local FreeBlocks blocks;
+    return blocks;
+  }
+  std::vector<void*> blocks_;
+  // Trivially destructible, so it can still be read after `blocks` is destroyed at thread exit.
+  static thread_local bool destroyed_;
+};
+thread_local bool FreeBlocks::destroyed_ = false;
+
+/// The allocator new_node gives allocate_shared: every allocation it sees is one block of the
+/// same type (the node and its control block).
+template <class T>
+struct PooledAllocator {
+  using value_type = T;
+  PooledAllocator() = default;
+  template <class U>
+  PooledAllocator(const PooledAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
+
+  T* allocate(size_t count) {
+    if (count == 1 && LAZULI_POOL_NODES) {
+      if (void* block = FreeBlocks::take()) return static_cast<T*>(block);
+    }
+    return static_cast<T*>(::operator new(count * sizeof(T)));
+  }
+  void deallocate(T* block, size_t count) {
+    if (count == 1 && LAZULI_POOL_NODES && FreeBlocks::keep(block)) return;
+    ::operator delete(block);
+  }
+  template <class U>
+  friend bool operator==(const PooledAllocator&, const PooledAllocator<U>&) {
+    return true;
+  }
+};
+
 }  // namespace
+
+NodePtr new_node() { return std::allocate_shared<Node>(PooledAllocator<Node>()); }
 
 Node::~Node() {
   if (pending) PendingList::global().remove(this);

@@ -74,6 +74,10 @@ struct Node : std::enable_shared_from_this<Node> {
   void become_data(std::shared_ptr<runtime::Buffer> result);
 };
 
+/// A new, empty node. Recording makes and frees nodes by the million, so their memory comes
+/// from a free list per thread instead of malloc.
+NodePtr new_node();
+
 /// The dtype a node's params are held in: the node's own for full and arange; float64 for the
 /// bounds of random ops, which are real numbers whatever dtype the result is rounded to.
 inline DType param_dtype(const Node& node) {
