@@ -33,5 +33,17 @@ int main() {
   // Equal logits give equal probabilities; item() is a blocking point too.
   std::cout << "softmax([0, 0, 0, 0]) = " << probabilities << "\n";             // 0.25 each
   std::cout << "their sum = " << lz::sum(probabilities).item<float>() << "\n";  // 1
+
+  // Work runs asynchronously on each device's stream: eval_async launches and returns at once,
+  // and a blocking point waits only for what it reads. cpu(1) is a second logical device whose
+  // stream runs concurrently with cpu(0)'s.
+  lz::Tensor total;
+  {
+    lz::DeviceScope on_second_device(lz::Device::cpu(1));
+    total = lz::sum(lz::arange(0, 1000));  // 0 + 1 + ... + 999
+  }
+  total.eval_async();
+  std::cout << "sum(arange(1000)) on " << total.device().name() << " = " << total.item<float>()
+            << "\n";  // 499500
   return 0;
 }
