@@ -1,4 +1,4 @@
-// A suite is one family of comparisons (fusion today; async and cuda later), each in its own
+// A suite is one family of comparisons (fusion and async today; cuda later), each in its own
 // file, listed in suites.cpp.
 #pragma once
 
@@ -32,5 +32,6 @@ std::vector<std::unique_ptr<Suite>> make_suites();
 
 // One factory per suite file.
 std::unique_ptr<Suite> make_fusion_suite();
+std::unique_ptr<Suite> make_async_suite();
 
 }  // namespace lazuli_bench

@@ -5,6 +5,7 @@ namespace lazuli_bench {
 std::vector<std::unique_ptr<Suite>> make_suites() {
   std::vector<std::unique_ptr<Suite>> suites;
   suites.push_back(make_fusion_suite());
+  suites.push_back(make_async_suite());
   return suites;
 }
 

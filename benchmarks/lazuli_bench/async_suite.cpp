@@ -1,0 +1,588 @@
+// The async suite: what lazuli's asynchronous engine saves and what it costs, each experiment's
+// variants measured side by side in one run. Waiting after every op versus once at the end (the
+// experiment of MXNet's asynchronous-execution docs), timing without a blocking point, two logical
+// devices overlapped versus one after the other, and the cost of recording an op.
+//
+// The timed work is small on purpose (1000-element vectors, 16K-element tensors): overheads per
+// op and per launch are what this suite is about, so they must not hide behind compute.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <lazuli/lazuli.h>
+
+#include "suite.h"
+#include "timing.h"
+#include "verification.h"
+
+namespace lazuli_bench {
+namespace {
+
+// Small enough that the per-iteration overhead dominates, as in MXNet's experiment.
+constexpr int64_t kVectorElements = 1000;
+constexpr int64_t kMatmulSide = 1000;
+// Below the runtime's parallel grain (32K elements), so each kernel runs on its stream's thread
+// alone: two devices then occupy two threads, not the whole shared pool each.
+constexpr int64_t kDeviceTensorElements = 16 * 1024;
+// Units x = exp(log(x)) + 1 per launch of the two-device workload.
+constexpr int kUnitsPerStep = 16;
+// The two-device workload runs iterations / this many steps per device.
+constexpr int64_t kIterationsPerDeviceStep = 50;
+// The node-budget recording run records this many times the iterations.
+constexpr int64_t kRecordingOpsPerIteration = 10;
+// lazuli's documented default of LZ_MAX_PENDING_NODES.
+constexpr int64_t kDefaultMaxPendingNodes = 10'000;
+// Entries of the matmul's result checked against a double-precision dot product.
+constexpr int kMatmulCheckedEntries = 64;
+
+/// Sets lz::set_fusion for a scope. lazuli has no getter for the setting, so the scope ends by
+/// restoring the default, fusion on.
+class ScopedFusion {
+ public:
+  explicit ScopedFusion(bool enabled) { lz::set_fusion(enabled); }
+  ~ScopedFusion() { lz::set_fusion(true); }
+  ScopedFusion(const ScopedFusion&) = delete;
+  ScopedFusion& operator=(const ScopedFusion&) = delete;
+};
+
+/// Sets lz::set_max_pending_nodes for a scope, restoring the documented default afterwards (there
+/// is no getter; LZ_MAX_PENDING_NODES is not re-read).
+class ScopedMaxPendingNodes {
+ public:
+  explicit ScopedMaxPendingNodes(int64_t nodes) { lz::set_max_pending_nodes(nodes); }
+  ~ScopedMaxPendingNodes() { lz::set_max_pending_nodes(kDefaultMaxPendingNodes); }
+  ScopedMaxPendingNodes(const ScopedMaxPendingNodes&) = delete;
+  ScopedMaxPendingNodes& operator=(const ScopedMaxPendingNodes&) = delete;
+};
+
+/// What one experiment needs from the command line.
+struct Plan {
+  int64_t iterations = 0;  // the size given (default 10,000)
+  std::string size_label;
+  int warmup = 1;
+  int repeat = 1;
+};
+
+/// The median of a variant's runs and the kernels lazuli launched per run.
+struct Timing {
+  double median_ms = 0;
+  double kernels_per_run = 0;
+};
+
+/// Times `timed_run` as median_milliseconds does, after at least one warm-up run so that kernels
+/// are compiled (or loaded from the disk cache) before the clock runs. Each run must finish its
+/// work before it returns, so that the counters are complete.
+Timing time_runs(const Plan& plan, const std::function<double()>& timed_run) {
+  const int warmup = std::max(plan.warmup, 1);
+  const lz::Stats before = lz::stats();
+  Timing timing;
+  timing.median_ms = median_milliseconds(warmup, plan.repeat, timed_run);
+  const lz::Stats counted = stats_difference(lz::stats(), before);
+  timing.kernels_per_run =
+      static_cast<double>(counted.kernels_launched) / static_cast<double>(warmup + plan.repeat);
+  return timing;
+}
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof(text), pattern, value);
+  return text;
+}
+
+std::string shape_label(const lz::Shape& shape) {
+  std::string label = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) label += ',';
+    label += std::to_string(shape[i]);
+  }
+  return label + ")";
+}
+
+/// A row of `experiment` with its timing; `bytes` is what its ops read and write as written.
+Row make_row(const std::string& experiment, const std::string& size, const std::string& shape,
+             const std::string& variant, const Timing& timing, int64_t bytes) {
+  Row row;
+  row.suite = "async";
+  row.workload = experiment;
+  row.size = size;
+  row.shape = shape;
+  row.variant = variant;
+  row.median_ms = timing.median_ms;
+  row.kernels_per_run = timing.kernels_per_run;
+  row.minimal_bytes = bytes;
+  return row;
+}
+
+/// Fills the row's check from comparing `actual` with `expected`; `remark` follows an "ok".
+void check(Row& row, const std::vector<float>& actual, const std::vector<float>& expected,
+           const std::string& remark = "") {
+  const Comparison comparison = compare(actual, expected);
+  row.check = describe(comparison, actual, expected);
+  row.mismatch = !comparison.matches;
+  if (comparison.matches && !remark.empty()) row.check += "; " + remark;
+}
+
+/// Makes every row of an experiment report its time relative to `reference`'s.
+void set_reference(std::vector<Row>& rows, const Row& reference) {
+  for (Row& row : rows) row.hand_ms = reference.median_ms;
+}
+
+/// 0, 1, ..., elements - 1 as float32, computed, on the calling thread's default device.
+lz::Tensor counting_vector(int64_t elements) {
+  lz::Tensor vector = lz::arange(0, static_cast<double>(elements));
+  vector.wait_to_read();
+  return vector;
+}
+
+std::vector<float> counting_values_plus(int64_t elements, float offset) {
+  std::vector<float> values(elements);
+  for (int64_t i = 0; i < elements; ++i) values[i] = static_cast<float>(i) + offset;
+  return values;
+}
+
+/// Microseconds per iteration of a loop of `iterations` that took `milliseconds`.
+double per_iteration_us(double milliseconds, int64_t iterations) {
+  return milliseconds * 1e3 / static_cast<double>(iterations);
+}
+
+/// The sync row's remark: what an iteration costs, and how much more than in `baseline`, the
+/// asynchronous variant that computes the same kernels.
+std::string round_trip_remark(const Timing& sync, const Timing& baseline,
+                              const std::string& baseline_name, int64_t iterations) {
+  const double sync_us = per_iteration_us(sync.median_ms, iterations);
+  return format("%.1f us per iteration", sync_us) +
+         format(" (%.1f us more than ",
+                sync_us - per_iteration_us(baseline.median_ms, iterations)) +
+         baseline_name + ")";
+}
+
+// ---- 1. y = x + 1 with a wait after each, or one waitall ------------------------------------
+
+std::vector<Row> measure_wait_each(const Plan& plan) {
+  const lz::Tensor x = counting_vector(kVectorElements);
+  const std::vector<float> expected = counting_values_plus(kVectorElements, 1);
+  const std::string shape = shape_label(x.shape());
+  const int64_t bytes = plan.iterations * 2 * kVectorElements * 4;  // x read, y written
+
+  lz::Tensor y;
+  const Timing sync = time_runs(plan, [&] {
+    const Stopwatch stopwatch;
+    for (int64_t i = 0; i < plan.iterations; ++i) {
+      y = x + 1;
+      y.wait_to_read();
+    }
+    return stopwatch.milliseconds();
+  });
+  const std::vector<float> sync_result = y.to_vector<float>();
+
+  const Timing async = time_runs(plan, [&] {
+    const Stopwatch stopwatch;
+    for (int64_t i = 0; i < plan.iterations; ++i) y = x + 1;
+    lz::waitall();
+    return stopwatch.milliseconds();
+  });
+  Row async_row = make_row("wait_each", plan.size_label, shape, "async", async, bytes);
+  check(async_row, y.to_vector<float>(), expected,
+        format("%.2f us per iteration", per_iteration_us(async.median_ms, plan.iterations)));
+
+  // Each y above replaces the last, so lazuli computes only the final one. Keeping every y makes
+  // it compute them all, as MXNet's engine did.
+  std::vector<lz::Tensor> kept;
+  const Timing all = time_runs(plan, [&] {
+    kept.clear();  // frees the previous run's results outside the clock
+    kept.reserve(plan.iterations);
+    const Stopwatch stopwatch;
+    for (int64_t i = 0; i < plan.iterations; ++i) kept.push_back(x + 1);
+    lz::waitall();
+    return stopwatch.milliseconds();
+  });
+  Row all_row = make_row("wait_each", plan.size_label, shape, "async, all kept", all, bytes);
+  std::vector<float> all_results;
+  std::vector<float> all_expected;
+  for (const lz::Tensor& result : kept) {
+    const std::vector<float> values = result.to_vector<float>();
+    all_results.insert(all_results.end(), values.begin(), values.end());
+    all_expected.insert(all_expected.end(), expected.begin(), expected.end());
+  }
+  kept.clear();
+  check(all_row, all_results, all_expected,
+        "all " + std::to_string(plan.iterations) + " results checked");
+
+  Row sync_row = make_row("wait_each", plan.size_label, shape, "sync", sync, bytes);
+  check(sync_row, sync_result, expected,
+        round_trip_remark(sync, all, "async, all kept", plan.iterations));
+
+  std::vector<Row> rows = {async_row, sync_row, all_row};
+  set_reference(rows, async_row);
+  return rows;
+}
+
+// ---- 2. x = x + 1 chained, waited for each time or once ---------------------------------------
+
+std::vector<Row> measure_chain(const Plan& plan) {
+  const lz::Tensor start = counting_vector(kVectorElements);
+  const std::vector<float> expected =
+      counting_values_plus(kVectorElements, static_cast<float>(plan.iterations));
+  const std::string shape = shape_label(start.shape());
+  const int64_t bytes = plan.iterations * 2 * kVectorElements * 4;
+  lz::Tensor x;
+
+  const Timing sync = time_runs(plan, [&] {
+    x = start;
+    const Stopwatch stopwatch;
+    for (int64_t i = 0; i < plan.iterations; ++i) {
+      x = x + 1;
+      x.wait_to_read();
+    }
+    return stopwatch.milliseconds();
+  });
+  const std::vector<float> sync_result = x.to_vector<float>();
+
+  auto async_run = [&] {
+    x = start;
+    const Stopwatch stopwatch;
+    for (int64_t i = 0; i < plan.iterations; ++i) x = x + 1;
+    lz::waitall();
+    return stopwatch.milliseconds();
+  };
+  const Timing async = time_runs(plan, async_run);
+  Row async_row = make_row("chain", plan.size_label, shape, "async", async, bytes);
+  check(async_row, x.to_vector<float>(), expected,
+        format("%.2f us per iteration", per_iteration_us(async.median_ms, plan.iterations)));
+
+  // Fusion puts up to 64 ops of the chain in each kernel; without it every op is a kernel, as in
+  // the sync loop, and only the asynchronous engine is left to save time.
+  Timing unfused;
+  {
+    const ScopedFusion fusion_off(false);
+    unfused = time_runs(plan, async_run);
+  }
+  Row unfused_row = make_row("chain", plan.size_label, shape, "async, unfused", unfused, bytes);
+  check(unfused_row, x.to_vector<float>(), expected,
+        format("%.2f us per iteration", per_iteration_us(unfused.median_ms, plan.iterations)));
+
+  Row sync_row = make_row("chain", plan.size_label, shape, "sync", sync, bytes);
+  check(sync_row, sync_result, expected,
+        round_trip_remark(sync, unfused, "async, unfused", plan.iterations));
+
+  std::vector<Row> rows = {async_row, sync_row, unfused_row};
+  set_reference(rows, async_row);
+  return rows;
+}
+
+// ---- 3. A matmul timed without and with a blocking point --------------------------------------
+
+std::vector<float> sampled_products(const std::vector<float>& a, const std::vector<float>& b,
+                                    const std::vector<int64_t>& entries) {
+  std::vector<float> products;
+  for (const int64_t entry : entries) {
+    const int64_t row = entry / kMatmulSide;
+    const int64_t column = entry % kMatmulSide;
+    double sum = 0;
+    for (int64_t k = 0; k < kMatmulSide; ++k) {
+      sum += static_cast<double>(a[row * kMatmulSide + k]) * b[k * kMatmulSide + column];
+    }
+    products.push_back(static_cast<float>(sum));
+  }
+  return products;
+}
+
+std::vector<Row> measure_matmul(const Plan& plan) {
+  const lz::Shape shape = {kMatmulSide, kMatmulSide};
+  const lz::Tensor a = lz::random_uniform(shape, 1, -1, 1);
+  const lz::Tensor b = lz::random_uniform(shape, 2, -1, 1);
+  lz::eval_async({a, b});
+  const std::vector<float> a_values = a.to_vector<float>();
+  const std::vector<float> b_values = b.to_vector<float>();
+  const int64_t bytes = 3 * kMatmulSide * kMatmulSide * 4;
+  lz::Tensor last;
+
+  auto timed_product = [&](bool wait) {
+    return [&, wait] {
+      const Stopwatch stopwatch;
+      lz::Tensor product = lz::matmul(a, b);
+      if (wait) {
+        product.wait_to_read();
+      } else {
+        product.eval_async();
+      }
+      const double milliseconds = stopwatch.milliseconds();
+      product.wait_to_read();  // the next run must not overlap this one
+      last = std::move(product);
+      return milliseconds;
+    };
+  };
+  // Rows and columns stepped by primes, so the entries spread over the whole result.
+  std::vector<int64_t> entries;
+  for (int64_t i = 0; i < kMatmulCheckedEntries; ++i) {
+    entries.push_back((i * 7919 % kMatmulSide) * kMatmulSide + i * 104729 % kMatmulSide);
+  }
+  const std::vector<float> expected = sampled_products(a_values, b_values, entries);
+  auto sampled_result = [&] {
+    const std::vector<float> values = last.to_vector<float>();
+    std::vector<float> sampled;
+    for (const int64_t entry : entries) sampled.push_back(values[entry]);
+    return sampled;
+  };
+
+  const std::string size = std::to_string(kMatmulSide) + "^2";
+  const Timing enqueue = time_runs(plan, timed_product(false));
+  Row enqueue_row = make_row("matmul", size, shape_label(shape), "enqueue only", enqueue, bytes);
+  check(enqueue_row, sampled_result(), expected, "result read after the clock stopped");
+
+  const Timing waited = time_runs(plan, timed_product(true));
+  Row wait_row = make_row("matmul", size, shape_label(shape), "wait_to_read", waited, bytes);
+  check(wait_row, sampled_result(), expected);
+
+  std::vector<Row> rows = {enqueue_row, wait_row};
+  set_reference(rows, enqueue_row);
+  return rows;
+}
+
+// ---- 4. The same work on two logical devices, overlapped or one after the other ---------------
+
+/// Initial values on `device`: 1 + i / n, computed.
+lz::Tensor initial_values(lz::Device device) {
+  const lz::DeviceScope scope(device);
+  const auto n = static_cast<double>(kDeviceTensorElements);
+  lz::Tensor values = 1 + lz::arange(0, n) / n;
+  values.wait_to_read();
+  return values;
+}
+
+/// Records one step, x = exp(log(x)) + 1 kUnitsPerStep times, and launches it on x's device. The
+/// transcendental functions make each kernel's compute, not its recording and launch, dominate;
+/// their round trip keeps the result known: x + kUnitsPerStep.
+void launch_step(lz::Tensor& x) {
+  for (int unit = 0; unit < kUnitsPerStep; ++unit) x = lz::exp(lz::log(x)) + 1;
+  x.eval_async();
+}
+
+void check_steps(Row& row, const std::vector<lz::Tensor>& results, int64_t steps,
+                 const std::string& remark = "") {
+  const auto n = static_cast<float>(kDeviceTensorElements);
+  const auto added = static_cast<float>(steps * kUnitsPerStep);
+  std::vector<float> expected;
+  std::vector<float> actual;
+  for (const lz::Tensor& result : results) {
+    const std::vector<float> values = result.to_vector<float>();
+    actual.insert(actual.end(), values.begin(), values.end());
+    for (int64_t i = 0; i < kDeviceTensorElements; ++i) {
+      expected.push_back(1 + static_cast<float>(i) / n + added);
+    }
+  }
+  check(row, actual, expected, remark);
+}
+
+std::vector<Row> measure_two_devices(const Plan& plan) {
+  const int64_t steps = std::max<int64_t>(1, plan.iterations / kIterationsPerDeviceStep);
+  const std::vector<lz::Tensor> initial = {initial_values(lz::Device::cpu(0)),
+                                           initial_values(lz::Device::cpu(1))};
+  const std::string shape = "2 x " + shape_label({kDeviceTensorElements});
+  // Per unit and device, as written: log and exp (one tensor in, one out), the + 1 (likewise).
+  const int64_t bytes = 2 * steps * kUnitsPerStep * 3 * 2 * kDeviceTensorElements * 4;
+  std::vector<lz::Tensor> results;
+
+  const Timing serialized = time_runs(plan, [&] {
+    results = initial;
+    const Stopwatch stopwatch;
+    for (lz::Tensor& x : results) {
+      for (int64_t step = 0; step < steps; ++step) launch_step(x);
+      lz::waitall();
+    }
+    return stopwatch.milliseconds();
+  });
+  const std::string size = std::to_string(steps);
+  Row serialized_row = make_row("devices", size, shape, "serialized", serialized, bytes);
+  check_steps(serialized_row, results, steps);
+
+  // Steps alternate between the devices so that both streams have work from the start; a loop
+  // per device would fill LZ_MAX_IN_FLIGHT with the first device's launches and wait for them.
+  const Timing overlapped = time_runs(plan, [&] {
+    results = initial;
+    const Stopwatch stopwatch;
+    for (int64_t step = 0; step < steps; ++step) {
+      for (lz::Tensor& x : results) launch_step(x);
+    }
+    lz::waitall();
+    return stopwatch.milliseconds();
+  });
+  Row overlapped_row = make_row("devices", size, shape, "overlapped", overlapped, bytes);
+  check_steps(overlapped_row, results, steps,
+              format("%.2fx speed-up", serialized.median_ms / overlapped.median_ms));
+
+  std::vector<Row> rows = {overlapped_row, serialized_row};
+  set_reference(rows, overlapped_row);
+  return rows;
+}
+
+// ---- 5. Recording cost ------------------------------------------------------------------------
+
+std::vector<Row> measure_recording(const Plan& plan) {
+  const lz::Tensor start = lz::full({}, 0.0);
+  start.wait_to_read();
+  const std::string shape = shape_label(start.shape());
+  lz::Tensor x;
+
+  // With the node budget the pending graph is launched every LZ_MAX_PENDING_NODES nodes, on the
+  // recording thread's clock; its work runs on the stream meanwhile and is waited for after.
+  const int64_t budget_ops = plan.iterations * kRecordingOpsPerIteration;
+  const Timing budget = time_runs(plan, [&] {
+    x = start;
+    const Stopwatch stopwatch;
+    for (int64_t i = 0; i < budget_ops; ++i) x = x + 1;
+    const double milliseconds = stopwatch.milliseconds();
+    lz::waitall();
+    return milliseconds;
+  });
+  Row budget_row =
+      make_row("recording", std::to_string(budget_ops), shape, "node budget", budget, 0);
+  check(budget_row, x.to_vector<float>(), {static_cast<float>(budget_ops)},
+        format("%.0f ns per op", budget.median_ms * 1e6 / static_cast<double>(budget_ops)));
+
+  // Without it nothing is launched: pure recording, then the chain is dropped uncomputed.
+  Timing pure;
+  int64_t evaluations = 0;
+  {
+    const ScopedMaxPendingNodes no_budget(0);
+    const lz::Stats before = lz::stats();
+    pure = time_runs(plan, [&] {
+      x = start;
+      const Stopwatch stopwatch;
+      for (int64_t i = 0; i < plan.iterations; ++i) x = x + 1;
+      const double milliseconds = stopwatch.milliseconds();
+      x = lz::Tensor();  // discards the chain outside the clock
+      return milliseconds;
+    });
+    evaluations = stats_difference(lz::stats(), before).evaluations;
+  }
+  Row pure_row = make_row("recording", plan.size_label, shape, "no budget", pure, 0);
+  pure_row.mismatch = evaluations != 0;
+  pure_row.check =
+      pure_row.mismatch
+          ? "MISMATCH: " + std::to_string(evaluations) + " evaluations ran; none should"
+          : format("ok (nothing evaluated); %.0f ns per op",
+                   pure.median_ms * 1e6 / static_cast<double>(plan.iterations));
+  return {budget_row, pure_row};
+}
+
+// ---- The suite --------------------------------------------------------------------------------
+
+struct Experiment {
+  const char* name;
+  const char* description;  // for --list
+  std::vector<Row> (*measure)(const Plan& plan);
+};
+
+const std::vector<Experiment>& experiments() {
+  static const std::vector<Experiment> all = {
+      {"wait_each",
+       "y = x + 1 (1000 floats), size times: y.wait_to_read() after each vs one waitall",
+       measure_wait_each},
+      {"chain", "x = x + 1 chained size times: wait each iteration vs one waitall", measure_chain},
+      {"matmul", "1000x1000 matmul timed to eval_async (enqueue only) vs to wait_to_read",
+       measure_matmul},
+      {"devices",
+       "size/50 steps of 16 x = exp(log(x)) + 1 on 16K floats on each of cpu(0) and cpu(1): "
+       "overlapped vs serialized",
+       measure_two_devices},
+      {"recording",
+       "x = x + 1 recorded 10 x size times under the node budget, and size times with none",
+       measure_recording},
+  };
+  return all;
+}
+
+class AsyncSuite : public Suite {
+ public:
+  std::string_view name() const override { return "async"; }
+  std::string_view description() const override {
+    return "synchronous vs asynchronous evaluation, enqueue vs wait, two devices overlapped vs "
+           "serialized, recording cost; size = iterations";
+  }
+  std::vector<std::string> workload_lines() const override {
+    std::vector<std::string> lines;
+    for (const Experiment& experiment : experiments()) {
+      lines.push_back(std::string(experiment.name) + ": " + experiment.description);
+    }
+    return lines;
+  }
+  std::vector<Size> default_sizes() const override { return {{"10000", 10'000}}; }
+
+  void run(const Options& options, Report& report) override {
+    const std::vector<const Experiment*> selected = selected_experiments(options);
+    const std::vector<Size> sizes = options.sizes.empty() ? default_sizes() : options.sizes;
+    if (selected.empty()) return;
+    const ScopedFusion fused(true);
+    std::vector<Row> rows;
+    for (const Size& size : sizes) {
+      const Plan plan{size.elements, size.label, options.warmup, options.repeat};
+      for (const Experiment* experiment : selected) {
+        for (Row& row : experiment->measure(plan)) rows.push_back(std::move(row));
+      }
+    }
+    report.section("async: median of " + std::to_string(options.repeat) + " runs after " +
+                   std::to_string(std::max(options.warmup, 1)) +
+                   " warm-up (at least one, so no kernel is compiled on the clock), " +
+                   std::to_string(thread_count()) +
+                   " threads; size = loop iterations (devices: steps per device, recording: ops); "
+                   "x hand here = time / the time of the workload's first row");
+    for (Row& row : rows) report.add(std::move(row));
+    report.note(
+        "sync: wait_to_read() after every iteration; async: no wait in the loop, one "
+        "lz::waitall() at the end");
+    report.note(
+        "wait_each async computes only the last y (each y replaces the one before); "
+        "'all kept' keeps every y, so all are computed, as MXNet's engine does");
+    report.note(
+        "chain async: fusion puts up to 64 ops in a kernel; 'unfused' "
+        "(lz::set_fusion(false)) runs a kernel per op, as sync does");
+    report.note(
+        "matmul enqueue only: the clock stops at eval_async(), before the product is "
+        "computed, as in a benchmark without a blocking point");
+    report.note(
+        "devices: overlapped launches the two devices' steps alternately and waits once; "
+        "serialized waits for cpu(0)'s steps before recording cpu(1)'s");
+    report.note(
+        "recording: only the loop is timed; an op is one x = x + 1 (two nodes, the "
+        "constant and the add). Under the node budget (LZ_MAX_PENDING_NODES) each "
+        "overflow runs the passes and launches on the recording thread");
+    report.note(
+        "GB/s: the bytes each op reads and writes as written, one op at a time "
+        "(recording: 0)");
+  }
+
+ private:
+  /// The experiments --workloads names (all when it names none). A name no experiment has is an
+  /// error when --suite names this suite, and belongs to another suite under --suite all.
+  static std::vector<const Experiment*> selected_experiments(const Options& options) {
+    const bool named =
+        std::find(options.suites.begin(), options.suites.end(), "async") != options.suites.end();
+    std::vector<const Experiment*> selected;
+    for (const Experiment& experiment : experiments()) {
+      if (options.workloads.empty()) selected.push_back(&experiment);
+    }
+    for (const std::string& wanted : options.workloads) {
+      const auto& all = experiments();
+      const auto found = std::find_if(all.begin(), all.end(), [&](const Experiment& experiment) {
+        return wanted == experiment.name;
+      });
+      if (found != all.end()) {
+        selected.push_back(&*found);
+      } else if (named) {
+        throw UsageError("--workloads: no async workload '" + wanted + "'");
+      }
+    }
+    return selected;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Suite> make_async_suite() { return std::make_unique<AsyncSuite>(); }
+
+}  // namespace lazuli_bench
