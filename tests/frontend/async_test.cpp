@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <future>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -218,6 +220,36 @@ TEST_F(AsyncTest, ExceedingTheNodeBudgetLaunchesAsynchronously) {
   EXPECT_EQ(lz::last_evaluation().reason, lz::EvaluationReason::NodeBudget);
   gate.release();
   EXPECT_EQ(x.item<int64_t>(), 150);
+}
+
+TEST_F(AsyncTest, TheTraceShowsLaunchRunFlowAndTheWaitWithItsReason) {
+  const std::string path = ::testing::TempDir() + "lazuli_async_trace.json";
+  lz::start_trace(path);
+  {
+    StreamGate gate(1);
+    lz::Tensor y;
+    {
+      lz::DeviceScope scope(lz::Device::cpu(1));
+      y = lz::exp(lz::arange(0, 8)) * 2;
+    }
+    y.eval_async();
+    std::thread release([&gate] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      gate.release();
+    });
+    y.wait_to_read();  // waits: cpu:1 is held until the thread releases it
+    release.join();
+  }
+  lz::stop_trace();
+  std::ifstream file(path);
+  const std::string trace((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  for (const char* expected :
+       {"\"stream cpu:1/0\"", "\"cat\":\"launch\"", "\"cat\":\"run\"", "\"ph\":\"s\"",
+        "\"ph\":\"f\"", "\"cat\":\"pass\"", "\"name\":\"fuse\"", "\"cat\":\"record\"",
+        "\"name\":\"wait_to_read\"", "\"cat\":\"kernel\""}) {
+    EXPECT_NE(trace.find(expected), std::string::npos) << expected << " missing from " << trace;
+  }
+  std::remove(path.c_str());
 }
 
 /// Peak resident memory of this process so far (VmHWM), in bytes.
