@@ -75,9 +75,14 @@ const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op) {
 Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc) {
   const ir::NodePtr& input = node_of(tensor, "astype");
   if (input->dtype == dtype) return tensor;
-  ir::NodePtr node = make_node(ir::Op::Astype, {input}, loc);
-  node->dtype = dtype;
-  return record(std::move(node));
+  return Tensor(cast_node(input, dtype, loc));
+}
+
+ir::NodePtr cast_node(const ir::NodePtr& node, DType dtype, std::source_location loc) {
+  if (node->dtype == dtype) return node;
+  ir::NodePtr converted = make_node(ir::Op::Astype, {node}, loc);
+  converted->dtype = dtype;
+  return record(std::move(converted)).node();
 }
 
 namespace {

@@ -23,6 +23,8 @@ const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op);
 
 /// `tensor` converted to `dtype`; the same handle when it already has that dtype.
 Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc);
+/// The same for a node: `node` itself, or the recorded `astype` of it.
+ir::NodePtr cast_node(const ir::NodePtr& node, DType dtype, std::source_location loc);
 
 /// A 0-d tensor holding `value` as `dtype` (a kernel parameter, never a literal). Throws
 /// "[op] scalar 3000000000 does not fit int32" when an integer dtype cannot hold it.
