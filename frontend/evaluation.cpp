@@ -217,7 +217,8 @@ void run_launch(Launch& launch) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<runtime::Outcome> outcomes;
   {
-    runtime::trace::Span span("run", "evaluation " + std::to_string(launch.record.number));
+    runtime::trace::Span span("run", "evaluation");
+    span.arg("number", static_cast<int64_t>(launch.record.number));
     span.flow_in(launch.flow);
     try {
       outcomes = runtime::execute_each(launch.context, launch.options);
@@ -225,11 +226,19 @@ void run_launch(Launch& launch) {
       outcomes.assign(launch.promises.size(), {nullptr, std::current_exception()});
     }
   }
+  // A failure read from an input computed by an earlier launch was reported there (and maybe
+  // raised already); only this launch's own failures are new.
+  std::vector<std::exception_ptr> inherited;
+  for (const ir::NodePtr& node : launch.context.graph.nodes) {
+    if (node->is_evaluated() && node->buffer->error()) inherited.push_back(node->buffer->error());
+  }
   int failed = 0;
   for (size_t i = 0; i < outcomes.size(); ++i) {
     if (outcomes[i].error) {
       launch.promises[i]->fail(outcomes[i].error);
-      unreported_failures().add(outcomes[i].error);
+      if (std::find(inherited.begin(), inherited.end(), outcomes[i].error) == inherited.end()) {
+        unreported_failures().add(outcomes[i].error);
+      }
       ++failed;
     } else {
       launch.promises[i]->fulfil(std::move(outcomes[i].buffer));
@@ -285,7 +294,8 @@ std::unique_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   record.location = location_string(loc);
   for (const ir::NodePtr& node : graph.nodes) record.nodes += node->is_evaluated() ? 0 : 1;
   if (!settings.dump_directory.empty()) dump(settings.dump_directory, graph, record);
-  runtime::trace::Span span("launch", "evaluation " + std::to_string(record.number));
+  runtime::trace::Span span("launch", "evaluation");
+  span.arg("number", static_cast<int64_t>(record.number));
   span.arg("reason", evaluation_reason_name(reason));
   span.arg("location", record.location);
 
@@ -434,11 +444,24 @@ void wait_for(const std::vector<ir::NodePtr>& roots, EvaluationReason reason,
   }
 }
 
-/// Launches what `roots` need, then waits for them when `reason` is a blocking point.
-void evaluate_roots(std::vector<ir::NodePtr> roots, EvaluationReason reason,
-                    std::source_location loc) {
+/// Runs a launch whose stream the calling thread claimed, then gives the stream back.
+void run_claimed(std::unique_ptr<Launch> claimed) {
+  if (!claimed) return;
+  run_launch(*claimed);
+  stream_of(*claimed).release();
+}
+
+}  // namespace
+
+void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::source_location loc) {
   const bool blocking = is_blocking(reason);
-  in_flight().wait_for_room(loc);
+  bool any_pending = false;
+  {
+    std::lock_guard lock(graph_mutex);
+    for (const ir::NodePtr& root : roots) any_pending = any_pending || !root->is_evaluated();
+  }
+  // Back-pressure only for a thread about to launch, and outside the lock.
+  if (any_pending) in_flight().wait_for_room(loc);
   std::unique_ptr<Launch> claimed;
   {
     std::lock_guard lock(graph_mutex);
@@ -452,21 +475,12 @@ void evaluate_roots(std::vector<ir::NodePtr> roots, EvaluationReason reason,
       claimed = launch_kept(graph, reason, loc, blocking);
     }
   }
-  if (claimed) {
-    run_launch(*claimed);
-    stream_of(*claimed).release();
-  }
+  run_claimed(std::move(claimed));
   if (blocking) wait_for(roots, reason, loc);
 }
 
-}  // namespace
-
-void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::source_location loc) {
-  evaluate_roots(std::move(roots), reason, loc);
-}
-
 void evaluate_all(EvaluationReason reason, std::source_location loc) {
-  in_flight().wait_for_room(loc);
+  if (ir::PendingList::global().size() > 0) in_flight().wait_for_room(loc);
   std::unique_ptr<Launch> claimed;
   {
     std::lock_guard lock(graph_mutex);
@@ -479,10 +493,7 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
       claimed = launch_kept(graph, reason, loc, is_blocking(reason));
     }
   }
-  if (claimed) {
-    run_launch(*claimed);
-    stream_of(*claimed).release();
-  }
+  run_claimed(std::move(claimed));
   if (reason != EvaluationReason::WaitAll) return;
   {
     runtime::trace::Span span("wait", "waitall");
@@ -500,7 +511,7 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
 
 void after_recording(const ir::NodePtr& node) {
   if (engine() == Engine::Sync) {
-    evaluate_roots({node}, EvaluationReason::SyncEngine, node->location);
+    evaluate({node}, EvaluationReason::SyncEngine, node->location);
     return;
   }
   const int64_t budget = max_pending_nodes();

@@ -138,7 +138,8 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
   const bool dumping = !options.dump_directory.empty();
   codegen::KernelLookup lookup;
   try {
-    trace::Span span("compile", "find or compile kernel " + std::to_string(kernel.id));
+    trace::Span span("compile", "find or compile kernel");
+    span.arg("kernel", static_cast<int64_t>(kernel.id));
     lookup = codegen::find_or_compile(kernel, options.cache_directory, dumping ? &dump : nullptr);
     span.arg("source", codegen::kernel_source_name(lookup.source));
   } catch (const codegen::UnsupportedKernel& reason) {
@@ -210,7 +211,8 @@ template <class BufferOf>
 void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
                 const BufferOf& buffer_of,
                 std::unordered_map<const ir::Node*, BufferPtr>& written) {
-  trace::Span span("kernel", "run kernel " + std::to_string(kernel.id));
+  trace::Span span("kernel", "run kernel");
+  span.arg("kernel", static_cast<int64_t>(kernel.id));
   std::vector<const Buffer*> inputs;
   for (const ir::NodePtr& input : kernel.inputs) {
     inputs.push_back(buffer_of(input.get(), std::unordered_map<const ir::Node*, BufferPtr>{}));
