@@ -1,13 +1,28 @@
 // lz::Tensor's accessors and its blocking reads.
+#include <cstdio>
 #include <cstring>
 
 #include "frontend/evaluation.h"
 #include "frontend/recording.h"
 #include "lazuli/error.h"
 #include "runtime/buffer.h"
+#include "runtime/devices.h"
 
 namespace lz {
 namespace {
+
+/// Runs a then() callback on the callback thread, where nobody could catch what it throws.
+void run_callback(const std::function<void()>& callback, std::source_location loc) {
+  try {
+    callback();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "[lazuli] the then() callback given at %s:%u threw and was dropped: %s\n",
+                 loc.file_name(), static_cast<unsigned>(loc.line()), error.what());
+  } catch (...) {
+    std::fprintf(stderr, "[lazuli] the then() callback given at %s:%u threw and was dropped\n",
+                 loc.file_name(), static_cast<unsigned>(loc.line()));
+  }
+}
 
 const char* cpp_type_name(DType dtype) {
   switch (dtype) {
@@ -101,11 +116,14 @@ void Tensor::then(std::function<void()> callback, std::source_location loc) cons
   const ir::NodePtr& node = frontend::node_of(*this, "then");
   frontend::evaluate({node}, EvaluationReason::EvalAsync, loc);
   const std::shared_ptr<runtime::Buffer> buffer = launched_buffer(node);
-  if (buffer->written() == nullptr) {
+  if (buffer->is_ready()) {
     callback();
-  } else {
-    buffer->written()->on_set(std::move(callback));
+    return;
   }
+  // The stream that sets the event only queues the callback: it runs on the callback thread.
+  buffer->written()->on_set([callback = std::move(callback), loc] {
+    runtime::callback_stream().submit([callback, loc] { run_callback(callback, loc); });
+  });
 }
 
 Tensor Tensor::to(Device device, std::source_location loc) const {

@@ -12,6 +12,7 @@ namespace {
 // Streams are created on first use and never destroyed: a static tensor's buffer, or work
 // queued when main returns, may still need them while static objects are being destroyed.
 std::array<std::atomic<Stream*>, kMaxCpuDevices * kStreamsPerDevice> cpu_streams{};
+std::atomic<Stream*> callbacks{nullptr};
 std::mutex creation_mutex;
 
 void finish_queued_work_at_exit() { synchronize_all_streams(); }
@@ -33,9 +34,25 @@ Stream& cpu_stream(int device, int stream) {
   return *existing;
 }
 
+Stream& callback_stream() {
+  Stream* existing = callbacks.load(std::memory_order_acquire);
+  if (existing != nullptr) return *existing;
+  std::lock_guard lock(creation_mutex);
+  existing = callbacks.load(std::memory_order_relaxed);
+  if (existing == nullptr) {
+    existing = new Stream("callbacks");
+    callbacks.store(existing, std::memory_order_release);
+  }
+  return *existing;
+}
+
 void synchronize_all_streams() {
   for (const std::atomic<Stream*>& slot : cpu_streams) {
     if (Stream* stream = slot.load(std::memory_order_acquire)) stream->synchronize();
+  }
+  Stream* queued_callbacks = callbacks.load(std::memory_order_acquire);
+  if (queued_callbacks != nullptr && !queued_callbacks->is_worker_thread()) {
+    queued_callbacks->synchronize();
   }
 }
 

@@ -14,7 +14,14 @@ constexpr int kStreamsPerDevice = 8;
 /// when the work still queued on it runs before the process ends.
 Stream& cpu_stream(int device, int stream = 0);
 
-/// Blocks until every stream has run what was submitted to it before the call.
+/// The thread that runs then() callbacks, one at a time in the order their tensors were
+/// computed. User code never runs on a device's stream, so a callback may record, launch and
+/// wait like any other thread without stalling the work it waits for.
+Stream& callback_stream();
+
+/// Blocks until every device's stream has run what was submitted to it before the call, and
+/// the callbacks that work queued have run (except when called from a callback, which cannot
+/// wait for itself).
 void synchronize_all_streams();
 
 }  // namespace lz::runtime

@@ -10,9 +10,9 @@ void run_callback(const std::function<void()>& callback) {
   try {
     callback();
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "[lazuli] a then() callback threw and was dropped: %s\n", error.what());
+    std::fprintf(stderr, "[lazuli] an event callback threw and was dropped: %s\n", error.what());
   } catch (...) {
-    std::fprintf(stderr, "[lazuli] a then() callback threw and was dropped\n");
+    std::fprintf(stderr, "[lazuli] an event callback threw and was dropped\n");
   }
 }
 

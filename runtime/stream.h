@@ -36,6 +36,8 @@ class Stream {
   int64_t pending();
 
   const std::string& name() const { return name_; }
+  /// Whether the calling thread is this stream's worker (it cannot wait for its own stream).
+  bool is_worker_thread() const { return std::this_thread::get_id() == worker_.get_id(); }
 
  private:
   void work();

@@ -47,10 +47,6 @@ std::atomic<int> configured_thread_count{0};
 // nested and runs inline (waiting for the pool from inside the pool would deadlock).
 thread_local bool inside_parallel_for = false;
 
-// Set once the pool has been destroyed at process exit; later calls (from other static
-// destructors) run inline instead of touching it. Constant-initialized and never destroyed.
-std::atomic<bool> pool_shut_down{false};
-
 /// One parallel_for call: its chunks and the first error. Lives on the caller's stack.
 class Job {
  public:
@@ -100,12 +96,6 @@ class ThreadPool {
   ThreadPool() = default;
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
-
-  ~ThreadPool() {
-    pool_shut_down.store(true, std::memory_order_release);
-    std::lock_guard submit(submit_mutex_);
-    stop_workers();
-  }
 
   /// Runs the job's chunks on the caller and `threads - 1` workers (restarted when that changes).
   void run(int threads, Job& job) {
@@ -199,8 +189,10 @@ class ThreadPool {
 };
 
 ThreadPool& pool() {
-  static ThreadPool instance;
-  return instance;
+  // Never destroyed: work still queued on the streams at exit runs after static destructors
+  // may have begun (runtime/devices.cpp), and its kernels still split across the pool.
+  static auto* instance = new ThreadPool();
+  return *instance;
 }
 
 }  // namespace
@@ -226,7 +218,7 @@ void parallel_for(int64_t count, int64_t grain, RangeFunction function, void* bo
   grain = std::max<int64_t>(grain, 1);
   const int threads = thread_count();
   const int64_t chunks = std::min<int64_t>(threads, count / grain);
-  if (chunks <= 1 || inside_parallel_for || pool_shut_down.load(std::memory_order_acquire)) {
+  if (chunks <= 1 || inside_parallel_for) {
     function(body, 0, count);
     return;
   }

@@ -8,9 +8,9 @@ namespace lz {
 /// A compute device. Only the CPU exists until the CUDA backend lands.
 ///
 /// The host CPU can be opened as several logical devices, cpu(0), cpu(1), ...: each has its own
-/// stream (a worker thread that runs its kernels in order), so work recorded on different devices
-/// runs concurrently, and a program written for several devices can be run and tested on one CPU.
-/// They share the host's memory and its thread pool.
+/// streams (worker threads that each run their kernels in order; lz::StreamScope picks one), so
+/// work recorded on different devices runs concurrently, and a program written for several devices
+/// can be run and tested on one CPU. They share the host's memory and its thread pool.
 class Device {
  public:
   enum class Kind { Cpu };

@@ -54,9 +54,9 @@ void set_max_pending_nodes(int64_t nodes);
 void set_max_in_flight(int64_t evaluations);
 
 /// LZ_MEMORY_LIMIT (bytes; default 80% of the physical memory): tensor buffers alive at once may
-/// not exceed it. A launch that would exceed it first waits for in-flight work; an allocation
-/// that still exceeds it fails its op with an lz::Error raised at the next blocking point that
-/// needs it. Values <= 0 restore the default.
+/// not exceed it. A launch first waits while the results of launches in flight total more than
+/// half of it (back-pressure); an allocation that exceeds it fails its op with an lz::Error raised
+/// at the next blocking point that needs it. Values <= 0 restore the default.
 void set_memory_limit(int64_t bytes);
 
 }  // namespace lz

@@ -117,20 +117,24 @@ class Tensor {
   /// Blocks until this tensor (and only what it needs) is computed. Throws the lz::Error of a
   /// failure in the work it needs, naming the op and the line that recorded it.
   void wait_to_read(LZ_HERE) const;
-  /// Starts computing this tensor on its device's stream and returns at once.
+  /// Starts computing this tensor on its device's stream and returns without waiting for it
+  /// (it waits only under back-pressure: LZ_MAX_IN_FLIGHT launches or LZ_MEMORY_LIMIT / 2
+  /// promised bytes already in flight).
   void eval_async(LZ_HERE) const;
   /// True once the value is computed (or its computation failed); never blocks.
   bool is_ready() const;
   /// Starts computing this tensor (as eval_async) and calls `callback` once it is computed or
-  /// has failed: at once on the calling thread when it already is, else on the stream's thread
-  /// that finished it. The callback must not block on other tensors; exceptions it throws are
-  /// reported on stderr and dropped.
+  /// has failed: at once on the calling thread when it already is (its exceptions reach the
+  /// caller), else later on lazuli's callback thread, one callback at a time in the order
+  /// their tensors finish (exceptions are reported on stderr and dropped). A callback may read
+  /// tensors, record, and wait, even call waitall; waitall waits for the callbacks of the work
+  /// it waited for.
   void then(std::function<void()> callback, LZ_HERE) const;
 
   /// The same values on `device` (this handle when it is already there). Starts computing this
-  /// tensor on its own device, as eval_async, and returns at once: logical CPU devices share the
-  /// host's memory, so the result is the same buffer, and work on `device` that reads it waits
-  /// for the write through its event.
+  /// tensor on its own device, as eval_async, and returns without waiting for it: logical CPU
+  /// devices share the host's memory, so the result is the same buffer, and work on `device` that
+  /// reads it waits for the write through its event.
   Tensor to(Device device, LZ_HERE) const;
 
   /// The same values converted to `dtype` (float to int truncates toward zero).
@@ -274,7 +278,8 @@ Tensor log_softmax(const Tensor& x, int axis = -1, LZ_HERE);
 /// Computes everything recorded so far that is still reachable and waits for every device's
 /// work, then returns. Throws the earliest failure of background work not raised yet.
 void waitall(LZ_HERE);
-/// Starts computing `tensors` (one evaluation for all of them) and returns at once.
+/// Starts computing `tensors` (one evaluation for all of them) and returns without waiting for
+/// them (except under back-pressure, as Tensor::eval_async).
 void eval_async(const std::vector<Tensor>& tensors, LZ_HERE);
 /// numpy-like printing with shape and dtype; blocks until `x` is computed.
 std::ostream& operator<<(std::ostream& out, const Tensor& x);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <future>
@@ -210,6 +211,38 @@ TEST_F(AsyncTest, ThenRunsOnceTheTensorIsComputed) {
   bool ran_now = false;
   y.then([&] { ran_now = true; });
   EXPECT_TRUE(ran_now) << "a ready tensor runs the callback at once";
+}
+
+TEST_F(AsyncTest, ThenCallbackMayRecordWaitAndCallWaitall) {
+  StreamGate gate(0);
+  const lz::Tensor y = lz::arange(0, 3) + 5;
+  std::promise<float> read_in_callback;
+  y.then([&] {
+    // Runs on the callback thread, not on cpu:0's stream: launching on that stream and
+    // waiting for it from here must not deadlock.
+    const lz::Tensor z = y * 10;
+    const float first = z.to_vector<float>()[0];
+    lz::waitall();
+    read_in_callback.set_value(first);
+  });
+  gate.release();
+  std::future<float> result = read_in_callback.get_future();
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(60)), std::future_status::ready)
+      << "the callback deadlocked";
+  EXPECT_EQ(result.get(), 50.0f);
+}
+
+TEST_F(AsyncTest, WaitallWaitsForTheCallbacksOfTheWorkItWaitedFor) {
+  StreamGate gate(0);
+  const lz::Tensor y = lz::ones({4});
+  std::atomic<bool> finished{false};
+  y.then([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    finished = true;
+  });
+  gate.release();
+  lz::waitall();
+  EXPECT_TRUE(finished.load()) << "waitall returned while a callback was still running";
 }
 
 TEST_F(AsyncTest, ExceedingTheNodeBudgetLaunchesAsynchronously) {

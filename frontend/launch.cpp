@@ -1,0 +1,489 @@
+#include "frontend/launch.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <regex>
+
+#include "frontend/evaluation.h"
+#include "frontend/settings.h"
+#include "ir/clone.h"
+#include "ir/dot.h"
+#include "ir/pending_list.h"
+#include "ir/printer.h"
+#include "lazuli/error.h"
+#include "lazuli/stats.h"
+#include "passes/fusion_plan.h"
+#include "passes/pass_manager.h"
+#include "runtime/devices.h"
+#include "runtime/kernel_executor.h"
+#include "runtime/statistics.h"
+#include "runtime/trace.h"
+
+namespace lz::frontend {
+namespace {
+
+uint64_t evaluation_count = 0;  // guarded by the graph lock
+EvaluationRecord last_record;   // guarded by the graph lock
+
+/// Whether each node's result must outlive this evaluation: it does when someone outside the
+/// graph (a user's Tensor, a pending node not being evaluated now) still holds it. Every other
+/// result is an intermediate that lives only inside this evaluation.
+std::vector<bool> results_to_keep(const ir::Graph& graph) {
+  const auto index = graph.index();
+  // References held by the graph itself: its node list, its consumers' inputs, its outputs.
+  std::vector<long> internal(graph.nodes.size(), 1);
+  for (const ir::NodePtr& node : graph.nodes) {
+    for (const ir::NodePtr& input : node->inputs) ++internal[index.at(input.get())];
+  }
+  for (const ir::NodePtr& output : graph.outputs) ++internal[index.at(output.get())];
+  std::vector<bool> keep(graph.nodes.size());
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    keep[i] = graph.nodes[i].use_count() > internal[i];
+  }
+  return keep;
+}
+
+void dump(const std::string& directory, const ir::Graph& graph, const EvaluationRecord& record) {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  char prefix[32];
+  std::snprintf(prefix, sizeof(prefix), "%04llu.", static_cast<unsigned long long>(record.number));
+  const std::filesystem::path base = std::filesystem::path(directory) /
+                                     (prefix + std::string(evaluation_reason_name(record.reason)));
+  std::ofstream(base.string() + ".lzir")
+      << "// evaluation " << record.number << ": " << evaluation_reason_name(record.reason)
+      << " at " << record.location << "\n"
+      << ir::print_graph(graph);
+  std::ofstream(base.string() + ".dot") << ir::graph_to_dot(graph);
+  if (error) std::cerr << "[lazuli] cannot create LZ_DUMP directory " << directory << "\n";
+}
+
+std::vector<std::string> split_names(const std::string& comma_separated) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= comma_separated.size()) {
+    const size_t comma = std::min(comma_separated.find(',', start), comma_separated.size());
+    if (comma > start) names.push_back(comma_separated.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
+
+/// Writes the context after each pass whose name matches `selected` into `folder`, numbered in
+/// pipeline order ("input", the graph before the first pass, is position 0).
+passes::PassManager::Observer dump_passes(const std::filesystem::path& folder,
+                                          const std::string& selected) {
+  std::error_code error;
+  std::filesystem::create_directories(folder, error);
+  return [folder, pattern = std::regex(selected)](int position, std::string_view pass,
+                                                  const passes::PassContext& context) {
+    if (!std::regex_match(pass.begin(), pass.end(), pattern)) return;
+    char name[64];
+    std::snprintf(name, sizeof(name), "%04d.%s%.*s.lzir", position, position == 0 ? "" : "after_",
+                  static_cast<int>(pass.size()), pass.data());
+    std::ofstream(folder / name) << passes::print_context(context);
+  };
+}
+
+/// Failures of launched work that no blocking point has raised yet; waitall raises the earliest.
+class UnreportedFailures {
+ public:
+  void add(const std::exception_ptr& error) {
+    std::lock_guard lock(mutex_);
+    // waitall raises the earliest; past the bound, a program that never waits keeps only the
+    // earliest failures instead of every one it ever had.
+    if (failures_.size() >= kMaxKept) return;
+    if (std::find(failures_.begin(), failures_.end(), error) == failures_.end()) {
+      failures_.push_back(error);
+    }
+  }
+  void forget(const std::exception_ptr& error) {
+    std::lock_guard lock(mutex_);
+    std::erase(failures_, error);
+  }
+  /// The earliest failure, forgetting them all; null when there was none.
+  std::exception_ptr take_earliest() {
+    std::lock_guard lock(mutex_);
+    std::exception_ptr earliest = failures_.empty() ? nullptr : failures_.front();
+    failures_.clear();
+    return earliest;
+  }
+
+ private:
+  static constexpr size_t kMaxKept = 1024;
+  std::mutex mutex_;
+  std::vector<std::exception_ptr> failures_;
+};
+
+UnreportedFailures& unreported_failures() {
+  static auto* failures = new UnreportedFailures();  // launched work may end after main returns
+  return *failures;
+}
+
+}  // namespace
+
+/// One device's part of an evaluation, optimized and ready to run on that device's stream.
+struct Launch {
+  explicit Launch(passes::PassContext optimized) : context(std::move(optimized)) {}
+  Launch(const Launch&) = delete;
+  Launch& operator=(const Launch&) = delete;
+  /// A launch dropped before it ran (its queueing failed) fails its promises, so that nobody
+  /// waits for them forever.
+  ~Launch() {
+    if (done->is_set()) return;
+    abandon(std::make_exception_ptr(Error("evaluation " + std::to_string(record.number) + " at " +
+                                          record.location + " was dropped before it ran")));
+  }
+
+  /// Fails every promise with `why` and sets the event, unless the launch has run already.
+  void abandon(const std::exception_ptr& why) {
+    if (done->is_set()) return;
+    for (const auto& promise : promises) promise->fail(why);
+    promises.clear();
+    done->set();
+  }
+
+  passes::PassContext context;
+  runtime::ExecutionOptions options;
+  std::vector<std::shared_ptr<runtime::Buffer>> promises;  // one per context.graph.outputs
+  std::shared_ptr<runtime::Event> done = std::make_shared<runtime::Event>();
+  EvaluationRecord record;
+  Device device = Device::cpu();
+  int stream = 0;     // of the device: the launching thread's StreamScope
+  uint64_t flow = 0;  // the trace's arrow from the launch to the run
+};
+
+namespace {
+
+/// Launched work not finished yet: the frontend waits for the oldest when there is too much of it.
+class InFlight {
+ public:
+  void add(const Launch& launch) {
+    std::lock_guard lock(mutex_);
+    launches_.push_back({launch.done, promised_bytes(launch), launch.record.number});
+  }
+
+  /// Blocks until fewer than max_in_flight() launches are unfinished and their promised bytes
+  /// are at most half the memory limit; says in the log why it waited.
+  void wait_for_room(std::source_location loc) {
+    while (true) {
+      Entry oldest;
+      std::string why;
+      {
+        std::lock_guard lock(mutex_);
+        std::erase_if(launches_, [](const Entry& entry) { return entry.done->is_set(); });
+        if (launches_.empty()) return;
+        int64_t bytes = 0;
+        for (const Entry& entry : launches_) bytes += entry.bytes;
+        const auto count = static_cast<int64_t>(launches_.size());
+        if (count >= max_in_flight()) {
+          why = std::to_string(count) +
+                " evaluations in flight (LZ_MAX_IN_FLIGHT=" + std::to_string(max_in_flight()) + ")";
+        } else if (bytes > runtime::Buffer::memory_limit() / 2) {
+          why = std::to_string(bytes) + " bytes of results in flight, over half of " +
+                "LZ_MEMORY_LIMIT=" + std::to_string(runtime::Buffer::memory_limit());
+        } else {
+          return;
+        }
+        oldest = launches_.front();
+      }
+      if (current_settings().log_level != LogLevel::Off) {
+        std::fprintf(stderr, "[lazuli] back-pressure at %s: %s; waiting for evaluation %llu\n",
+                     location_string(loc).c_str(), why.c_str(),
+                     static_cast<unsigned long long>(oldest.number));
+      }
+      runtime::trace::Span span("wait", "back-pressure");
+      span.arg("why", why);
+      oldest.done->wait();
+    }
+  }
+
+ private:
+  struct Entry {
+    std::shared_ptr<runtime::Event> done;
+    int64_t bytes = 0;
+    uint64_t number = 0;
+  };
+
+  static int64_t promised_bytes(const Launch& launch) {
+    int64_t bytes = 0;
+    for (const auto& promise : launch.promises) bytes += promise->bytes();
+    return bytes;
+  }
+
+  std::mutex mutex_;
+  std::deque<Entry> launches_;  // oldest first
+};
+
+InFlight& in_flight() {
+  static auto* launches = new InFlight();
+  return *launches;
+}
+
+/// Computes a launch's outputs; a failure of the executor's own bookkeeping fails them all.
+std::vector<runtime::Outcome> compute(Launch& launch) {
+  runtime::trace::Span span("run", "evaluation");
+  span.arg("number", static_cast<int64_t>(launch.record.number));
+  span.flow_in(launch.flow);
+  try {
+    return runtime::execute_each(launch.context, launch.options);
+  } catch (...) {
+    return std::vector<runtime::Outcome>(launch.promises.size(),
+                                         {nullptr, std::current_exception()});
+  }
+}
+
+/// Fulfils or fails each promise with its outcome; returns how many failed.
+int publish(Launch& launch, std::vector<runtime::Outcome> outcomes) {
+  // A failure read from an input computed by an earlier launch was reported there (and maybe
+  // raised already); only this launch's own failures are new.
+  std::vector<std::exception_ptr> inherited;
+  for (const ir::NodePtr& node : launch.context.graph.nodes) {
+    if (node->is_evaluated() && node->buffer->error()) inherited.push_back(node->buffer->error());
+  }
+  int failed = 0;
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    if (outcomes[i].error) {
+      launch.promises[i]->fail(outcomes[i].error);
+      if (std::find(inherited.begin(), inherited.end(), outcomes[i].error) == inherited.end()) {
+        unreported_failures().add(outcomes[i].error);
+      }
+      ++failed;
+    } else {
+      launch.promises[i]->fulfil(std::move(outcomes[i].buffer));
+    }
+  }
+  return failed;
+}
+
+/// Runs a launch on its stream's thread (or on a caller that claimed the stream): computes the
+/// outputs, fulfils or fails their promised buffers, then sets the event readers wait for.
+void run_launch(Launch& launch) noexcept {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    const int failed = publish(launch, compute(launch));
+    if (launch.options.log_level != LogLevel::Off) {
+      const std::string failures =
+          failed > 0 ? ", " + std::to_string(failed) + " results failed" : std::string();
+      std::fprintf(
+          stderr, "[lazuli] evaluation %llu ran on %s stream %d: %.3fms%s\n",
+          static_cast<unsigned long long>(launch.record.number), launch.device.name().c_str(),
+          launch.stream,
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count(),
+          failures.c_str());
+    }
+  } catch (...) {  // out of memory in the bookkeeping: what is not published yet fails
+    launch.abandon(std::current_exception());
+    return;
+  }
+  // The graph and the buffers only it holds go before readers wake up.
+  const std::shared_ptr<runtime::Event> done = launch.done;
+  launch.context = passes::PassContext(ir::Graph{});
+  launch.promises.clear();
+  done->set();
+}
+
+runtime::Stream& stream_of(const Launch& launch) {
+  return runtime::cpu_stream(launch.device.index(), launch.stream);
+}
+
+/// An observer that puts each pass into the trace as a span from the previous pass's end.
+passes::PassManager::Observer trace_passes() {
+  auto previous =
+      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
+  return [previous](int, std::string_view pass, const passes::PassContext&) {
+    const auto now = std::chrono::steady_clock::now();
+    runtime::trace::complete("pass", pass, *previous, now);
+    *previous = now;
+  };
+}
+
+/// The pass pipeline for one launch: the disabled passes, and observers that dump each stage
+/// (LZ_DUMP) and put each pass into the trace. Sets where the compiled kernels are dumped.
+passes::PassManager configure_passes(const Settings& settings, const EvaluationRecord& record,
+                                     runtime::ExecutionOptions& execution) {
+  passes::PassManager manager;
+  for (const std::string& name : split_names(settings.disabled_passes)) manager.disable(name);
+  std::vector<passes::PassManager::Observer> observers;
+  if (!settings.dump_directory.empty()) {
+    char folder[48];
+    std::snprintf(folder, sizeof(folder), "%04llu.%s",
+                  static_cast<unsigned long long>(record.number),
+                  evaluation_reason_name(record.reason));
+    const std::filesystem::path folder_path =
+        std::filesystem::path(settings.dump_directory) / folder;
+    observers.push_back(dump_passes(folder_path, settings.dump_passes));
+    // The compiled kernels' IR and assembly count as the stage "codegen" for LZ_DUMP_PASSES.
+    if (std::regex_match("codegen", std::regex(settings.dump_passes))) {
+      execution.dump_directory = folder_path.string();
+    }
+  }
+  if (runtime::trace::enabled()) observers.push_back(trace_passes());
+  if (!observers.empty()) {
+    manager.set_observer(
+        [observers](int position, std::string_view pass, const passes::PassContext& context) {
+          for (const auto& observer : observers) observer(position, pass, context);
+        });
+  }
+  return manager;
+}
+
+void log_launch(const Settings& settings, const Launch& launch,
+                const passes::PassManager& manager) {
+  const EvaluationRecord& record = launch.record;
+  if (settings.log_level != LogLevel::Off) {
+    std::fprintf(stderr,
+                 "[lazuli] evaluation %llu: %s at %s on %s nodes=%lld kernels=%lld "
+                 "prepare=%.3fms\n",
+                 static_cast<unsigned long long>(record.number),
+                 evaluation_reason_name(record.reason), record.location.c_str(),
+                 launch.device.name().c_str(), static_cast<long long>(record.nodes),
+                 static_cast<long long>(record.kernels), record.milliseconds);
+  }
+  if (settings.log_level == LogLevel::Debug) {
+    for (const passes::PassTiming& timing : manager.timings()) {
+      std::fprintf(stderr, "[lazuli]   pass %s: %.3f ms\n", timing.pass.c_str(),
+                   timing.milliseconds);
+    }
+    const Stats totals = stats();
+    std::fprintf(stderr,
+                 "[lazuli]   totals: evaluations=%lld nodes=%lld kernels_launched=%lld "
+                 "bytes_allocated=%lld\n",
+                 static_cast<long long>(totals.evaluations),
+                 static_cast<long long>(totals.nodes_evaluated),
+                 static_cast<long long>(totals.kernels_launched),
+                 static_cast<long long>(totals.bytes_allocated));
+  }
+}
+
+/// Optimizes the pending work behind `graph`, whose outputs are the results to keep, all on
+/// one device, and queues it on that device's stream; the outputs become data leaves holding
+/// promised buffers at once. Returns the launch instead of queuing it when `claim` is set and
+/// the stream is idle: the caller runs it, outside the graph lock. Called under the graph lock.
+std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason reason,
+                               std::source_location loc, bool claim) {
+  const auto start = std::chrono::steady_clock::now();
+  const Settings settings = current_settings();
+  EvaluationRecord record;
+  record.number = ++evaluation_count;
+  record.reason = reason;
+  record.location = location_string(loc);
+  for (const ir::NodePtr& node : graph.nodes) record.nodes += node->is_evaluated() ? 0 : 1;
+  if (!settings.dump_directory.empty()) dump(settings.dump_directory, graph, record);
+  runtime::trace::Span span("launch", "evaluation");
+  span.arg("number", static_cast<int64_t>(record.number));
+  span.arg("reason", evaluation_reason_name(reason));
+  span.arg("location", record.location);
+
+  passes::PassOptions options;
+  options.fusion = settings.fusion;
+  auto launched = std::make_shared<Launch>(passes::PassContext(ir::clone_graph(graph), options));
+  launched->options.jit = settings.jit;
+  launched->options.cache_directory = settings.cache_directory;
+  launched->options.log_level = settings.log_level;
+  passes::PassManager manager = configure_passes(settings, record, launched->options);
+  try {
+    manager.run(launched->context);
+  } catch (const std::exception& error) {
+    // Nothing was launched: every node stays pending, and the failure is on record.
+    if (settings.log_level != LogLevel::Off) {
+      std::fprintf(stderr, "[lazuli] evaluation %llu: %s at %s failed: %s\n",
+                   static_cast<unsigned long long>(record.number), evaluation_reason_name(reason),
+                   record.location.c_str(), error.what());
+    }
+    last_record = std::move(record);
+    throw;
+  }
+
+  // What may still fail (allocating, starting the stream's worker) happens before any node
+  // changes; once the outputs hold the promises, a failure to queue fails the promises instead.
+  launched->promises.reserve(graph.outputs.size());
+  for (const ir::NodePtr& output : graph.outputs) {
+    launched->promises.push_back(
+        runtime::Buffer::promise(output->dtype, output->size(), launched->done));
+  }
+  const passes::PassContext& context = launched->context;
+  record.kernels =
+      context.fusion ? static_cast<int64_t>(context.fusion->kernels.size()) : record.nodes;
+  record.milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  launched->record = record;
+  launched->device = device;
+  launched->stream = current_stream();
+  launched->flow = runtime::trace::new_flow_id();
+  runtime::Stream& stream = stream_of(*launched);
+  span.flow_out(launched->flow);
+  runtime::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
+  runtime::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
+  log_launch(settings, *launched, manager);
+  last_record = std::move(record);
+
+  for (size_t i = 0; i < graph.outputs.size(); ++i) {
+    ir::PendingList::global().remove(graph.outputs[i].get());
+    graph.outputs[i]->become_data(launched->promises[i]);
+  }
+  try {
+    in_flight().add(*launched);
+    if (claim && stream.claim_if_idle()) return launched;
+    stream.submit([launched] { run_launch(*launched); });
+  } catch (...) {
+    launched->abandon(std::current_exception());
+    throw;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::shared_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason reason,
+                                    std::source_location loc, bool claim) {
+  const std::vector<bool> keep = results_to_keep(graph);
+  std::vector<std::pair<Device, std::vector<ir::NodePtr>>> by_device;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::NodePtr& node = graph.nodes[i];
+    if (!keep[i] || node->is_evaluated()) continue;
+    auto group = std::find_if(by_device.begin(), by_device.end(),
+                              [&](const auto& entry) { return entry.first == node->device; });
+    if (group == by_device.end()) group = by_device.insert(by_device.end(), {node->device, {}});
+    group->second.push_back(node);
+  }
+  std::shared_ptr<Launch> claimed;
+  for (auto& [device, outputs] : by_device) {
+    // Only pending nodes of this device are reached: ops never mix devices, and a tensor moved
+    // with to() is a data leaf on the other side. (Scalar constants have no device of their own
+    // and are computed wherever they are used.)
+    std::shared_ptr<Launch> here =
+        launch(ir::Graph::collect(outputs), device, reason, loc, claim && by_device.size() == 1);
+    if (here) claimed = std::move(here);
+  }
+  return claimed;
+}
+
+void run_claimed(std::shared_ptr<Launch> claimed) {
+  if (!claimed) return;
+  run_launch(*claimed);
+  stream_of(*claimed).release();
+}
+
+void wait_for_room(std::source_location loc) { in_flight().wait_for_room(loc); }
+
+void forget_failure(const std::exception_ptr& error) { unreported_failures().forget(error); }
+
+std::exception_ptr take_earliest_failure() { return unreported_failures().take_earliest(); }
+
+const EvaluationRecord& last_launch_record() { return last_record; }
+
+std::string location_string(std::source_location loc) {
+  // operator<< cannot capture its caller's location; it passes a default-constructed one.
+  if (loc.file_name()[0] == '\0') return "operator<<";
+  return std::string(loc.file_name()) + ":" + std::to_string(loc.line());
+}
+
+}  // namespace lz::frontend
