@@ -1,8 +1,9 @@
-// Devices: logical CPU devices until the CUDA backend lands.
+// Devices: logical CPU devices and CUDA GPUs.
 #include "lazuli/device.h"
 
 #include "frontend/evaluation.h"
 #include "lazuli/error.h"
+#include "runtime/cuda/driver.h"
 #include "runtime/devices.h"
 
 namespace lz {
@@ -22,7 +23,24 @@ void Device::fail_invalid_cpu_index(int index) {
               "devices are numbered 0.." + std::to_string(kMaxCpuIndex - 1));
 }
 
-std::string Device::name() const { return "cpu:" + std::to_string(index_); }
+Device Device::cuda(int index) {
+  std::string why;
+  const runtime::cuda::Driver* driver = runtime::cuda::driver(&why);
+  if (driver == nullptr) {
+    throw Error("[Device::cuda] no CUDA device: " + why +
+                ". Use lz::Device::cpu(), or ask lz::cuda::is_available() first");
+  }
+  if (index < 0 || index >= driver->device_count) {
+    throw Error("[Device::cuda] device " + std::to_string(index) +
+                " does not exist; this machine " + "has CUDA devices 0.." +
+                std::to_string(driver->device_count - 1));
+  }
+  return Device(Kind::Cuda, index);
+}
+
+std::string Device::name() const {
+  return (kind_ == Kind::Cpu ? "cpu:" : "cuda:") + std::to_string(index_);
+}
 
 Device default_device() { return thread_default_device; }
 
@@ -44,5 +62,18 @@ StreamScope::StreamScope(int index) : previous_(thread_stream) {
 StreamScope::~StreamScope() { thread_stream = previous_; }
 
 int frontend::current_stream() { return thread_stream; }
+
+bool cuda::is_available() { return runtime::cuda::driver() != nullptr; }
+
+int cuda::device_count() {
+  const runtime::cuda::Driver* driver = runtime::cuda::driver();
+  return driver == nullptr ? 0 : driver->device_count;
+}
+
+std::string cuda::unavailable_reason() {
+  std::string why;
+  runtime::cuda::driver(&why);
+  return why;
+}
 
 }  // namespace lz

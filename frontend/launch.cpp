@@ -454,6 +454,15 @@ std::shared_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason rea
     if (group == by_device.end()) group = by_device.insert(by_device.end(), {node->device, {}});
     group->second.push_back(node);
   }
+  for (const auto& [device, outputs] : by_device) {
+    if (device.kind() != Device::Kind::Cpu) {
+      // Checked before anything launches: the nodes stay pending and can still be moved.
+      throw Error("[" + std::string(ir::op_name(outputs.front()->op)) + "] recorded at " +
+                  location_string(outputs.front()->location) + " is on " + device.name() +
+                  ", but this build of lazuli cannot run kernels on CUDA devices yet (it " +
+                  "generates and compiles them: codegen/cuda/); record it on lz::Device::cpu()");
+    }
+  }
   std::shared_ptr<Launch> claimed;
   for (auto& [device, outputs] : by_device) {
     // Only pending nodes of this device are reached: ops never mix devices, and a tensor moved

@@ -5,7 +5,7 @@
 
 namespace lz {
 
-/// A compute device. Only the CPU exists until the CUDA backend lands.
+/// A compute device: a logical CPU device, or a CUDA GPU.
 ///
 /// The host CPU can be opened as several logical devices, cpu(0), cpu(1), ...: each has its own
 /// streams (worker threads that each run their kernels in order; lz::StreamScope picks one), so
@@ -13,17 +13,20 @@ namespace lz {
 /// can be run and tested on one CPU. They share the host's memory and its thread pool.
 class Device {
  public:
-  enum class Kind { Cpu };
+  enum class Kind { Cpu, Cuda };
 
   /// Logical CPU device `index` (0 <= index < 64); cpu() is cpu(0), the default.
   static Device cpu(int index = 0) {
     if (index < 0 || index >= kMaxCpuIndex) fail_invalid_cpu_index(index);
     return Device(Kind::Cpu, index);
   }
+  /// CUDA device `index`. Throws lz::Error saying why when there is no such device (no driver,
+  /// no GPU, index out of range); lz::cuda::is_available() asks without throwing.
+  static Device cuda(int index = 0);
 
   Kind kind() const { return kind_; }
   int index() const { return index_; }
-  /// "cpu:0", "cpu:1", ...
+  /// "cpu:0", "cpu:1", ..., "cuda:0", ...
   std::string name() const;
 
   friend bool operator==(const Device&, const Device&) = default;
@@ -67,4 +70,15 @@ class StreamScope {
   int previous_;
 };
 
+namespace cuda {
+
+/// Whether a CUDA device can be used: the driver (libcuda.so.1, loaded at first call) is present
+/// and finds at least one GPU. Never throws.
+bool is_available();
+/// The number of CUDA devices (0 when none is available).
+int device_count();
+/// Why no CUDA device is available ("cannot load libcuda.so.1: ..."); empty when one is.
+std::string unavailable_reason();
+
+}  // namespace cuda
 }  // namespace lz
