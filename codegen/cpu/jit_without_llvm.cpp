@@ -1,0 +1,13 @@
+// The JIT of a lazuli built without LLVM (LAZULI_WITH_LLVM=OFF): no kernel is compiled, so the
+// runtime interprets each one and says why at LZ_LOG=info.
+#include "codegen/cpu/jit.h"
+#include "codegen/cpu/unsupported_kernel.h"
+
+namespace lz::codegen {
+
+JitKernel build_kernel(const passes::Kernel&, bool, const std::string&, ObjectStore*,
+                       KernelDump*) {
+  throw UnsupportedKernel("this lazuli was built without LLVM (LAZULI_WITH_LLVM=OFF)");
+}
+
+}  // namespace lz::codegen

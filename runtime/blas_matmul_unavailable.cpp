@@ -1,0 +1,9 @@
+// The matmul of a lazuli built without OpenBLAS (LAZULI_WITH_BLAS=OFF): every matmul is left to
+// the interpreter.
+#include "runtime/blas_matmul.h"
+
+namespace lz::runtime {
+
+bool blas_matmul(const ir::Node&, const Buffer&, const Buffer&, Buffer&) { return false; }
+
+}  // namespace lz::runtime

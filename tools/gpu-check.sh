@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# The GPU check: builds lazuli on a machine with an NVIDIA GPU, runs the GPU tests and the GPU
+# benchmarks, and prints a short table last.
+#
+# Such a machine has the CUDA toolkit, CMake and a compiler, but may lack LLVM, Boost, OpenBLAS
+# and GoogleTest, and has no network. So, on a development machine (tools/setup-debian.sh done):
+#
+#   tools/gpu-check.sh --pack     # writes build/gpu-pack: the Boost headers lazuli includes
+#                                 # (just those, ~5 MB) and GoogleTest's sources
+#
+# then bring the working tree with build/gpu-pack to the GPU machine and run there:
+#
+#   tools/gpu-check.sh            # build/gpu: LLVM and OpenBLAS used when present, else left out
+#
+# The GPU tests are the test executables named *cuda*; each skips, saying why, without a GPU,
+# so the script also runs (and shows the skips) on a machine without one. LAZULI_GPU_CHECK_BARE=1
+# builds as on a bare GPU machine (no LLVM, OpenBLAS, system Boost or GoogleTest) anywhere.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+readonly pack=build/gpu-pack
+readonly build=build/gpu
+readonly bare=${LAZULI_GPU_CHECK_BARE:-0}
+
+has() {  # has <what>: whether this machine provides it (never, when pretending to be bare)
+  [[ $bare != 1 ]] || return 1
+  case $1 in
+    llvm) command -v llvm-config-14 >/dev/null ;;
+    openblas) ldconfig -p 2>/dev/null | grep -q libopenblas ;;
+    boost) [[ -f /usr/include/boost/graph/adjacency_list.hpp ]] ;;
+    gtest) [[ -f /usr/include/gtest/gtest.h ]] ;;
+  esac
+}
+
+need_pack() {
+  [[ -d $pack/$1 ]] && return
+  echo "gpu-check: $2 is missing here and $pack/$1 was not brought;" \
+       "run tools/gpu-check.sh --pack where it is installed" >&2
+  exit 1
+}
+
+# count <PASSED|SKIPPED|FAILED> <log>: the number in GoogleTest's summary line, or nothing.
+count() { grep -oE "^\[  $1 *\] [0-9]+" "$2" | grep -oE '[0-9]+$' | head -1 || true; }
+
+make_pack() {
+  rm -rf "$pack"
+  mkdir -p "$pack/boost-headers"
+  # Every Boost header the sources include, and what those include in turn, as the compiler
+  # reads them.
+  local includes
+  includes=$(grep -rhoE '#include <boost/[^>]+>' --include='*.cpp' --include='*.h' \
+               ir passes runtime codegen frontend | sort -u)
+  printf '%s\n#include <boost/version.hpp>\n' "$includes" |
+    g++ -std=c++20 -x c++ -M - |
+    tr ' \\' '\n\n' | grep '/boost/' | sort -u |
+    while read -r header; do
+      local relative=${header#*/include/}
+      mkdir -p "$pack/boost-headers/$(dirname "$relative")"
+      cp "$header" "$pack/boost-headers/$relative"
+    done
+  cp -r /usr/src/googletest "$pack/googletest"
+  echo "gpu-check: wrote $pack ($(du -sh "$pack" | cut -f1)); carry it with the working tree"
+}
+
+# Prints the configure arguments, one per line, leaving out what this machine lacks.
+configure_arguments() {
+  local arguments=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DLAZULI_BUILD_EXAMPLES=OFF)
+  if command -v ninja >/dev/null; then arguments+=(-G Ninja); fi
+  has llvm || arguments+=(-DLAZULI_WITH_LLVM=OFF)
+  has openblas || arguments+=(-DLAZULI_WITH_BLAS=OFF)
+  if ! has boost; then
+    need_pack boost-headers Boost
+    arguments+=(-DBoost_INCLUDE_DIR="$PWD/$pack/boost-headers" -DBoost_NO_SYSTEM_PATHS=ON)
+  fi
+  if ! has gtest; then
+    need_pack googletest GoogleTest
+    arguments+=(-DLAZULI_GTEST_SOURCE_DIR="$PWD/$pack/googletest")
+  fi
+  printf '%s\n' "${arguments[@]}"
+}
+
+if [[ ${1:-} == --pack ]]; then
+  make_pack
+  exit 0
+fi
+
+start=$(date +%s)
+mapfile -t arguments < <(configure_arguments)
+echo "gpu-check: cmake ${arguments[*]}"
+cmake -S . -B "$build" "${arguments[@]}" >"$build.configure.log" 2>&1 ||
+  { cat "$build.configure.log"; exit 1; }
+
+# The GPU tests are the test executables named *cuda*; the benchmarks are lazuli-bench's.
+# (`--target help` lists "name: phony" with Ninja, "... name" with Makefiles.)
+mapfile -t gpu_tests < <(cmake --build "$build" --target help |
+  sed -nE 's/^(\.\.\. )?([a-z0-9_]*cuda[a-z0-9_]*_tests)(: .*)?$/\2/p' | sort -u)
+cmake --build "$build" -j "$(nproc)" --target lazuli-bench "${gpu_tests[@]}"
+built=$(date +%s)
+
+rows=()
+failed=0
+for test in "${gpu_tests[@]}"; do
+  binary=$(find "$build/tests" -type f -name "$test" | head -1)
+  log="$build/$test.log"
+  test_start=$(date +%s)
+  status=ok
+  "$binary" >"$log" 2>&1 || { status=FAILED; failed=1; }
+  rows+=("$(printf '| %-32s | %6s | %7s | %6s | %5ss | %s' "$test" "$(count PASSED "$log")" \
+    "$(count SKIPPED "$log")" "$(count FAILED "$log")" "$(($(date +%s) - test_start))" "$status")")
+  if [[ $status != ok ]]; then grep -E "Failure|FAILED|error" "$log" | head -20; fi
+done
+
+bench_log="$build/lazuli-bench-cuda.log"
+bench_suites=$("$build/benchmarks/lazuli_bench/lazuli-bench" --list 2>&1 || true)
+if grep -q '^cuda' <<<"$bench_suites"; then
+  "$build/benchmarks/lazuli_bench/lazuli-bench" --suite cuda >"$bench_log" 2>&1 || failed=1
+else
+  echo "lazuli-bench has no cuda suite yet" >"$bench_log"
+fi
+
+echo
+echo "== gpu-check: $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null || echo 'no nvidia-smi')"
+echo "   build $((built - start))s; total $(($(date +%s) - start))s; cmake ${arguments[*]}"
+printf '| %-32s | %6s | %7s | %6s | %6s | %s\n' "GPU test executable" passed skipped failed time status
+for row in "${rows[@]}"; do echo "$row"; done
+echo "-- lazuli-bench --suite cuda:"
+tail -n 40 "$bench_log"
+exit "$failed"
