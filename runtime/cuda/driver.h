@@ -21,10 +21,12 @@ using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
 
-// The device attributes lazuli asks for (values from cuda.h).
+// The device attributes, flags and results lazuli uses (values from cuda.h).
 constexpr int kAttributeMultiprocessorCount = 16;
 constexpr int kAttributeComputeCapabilityMajor = 75;
 constexpr int kAttributeComputeCapabilityMinor = 76;
+constexpr unsigned kStreamNonBlocking = 1;
+constexpr CUresult kErrorOutOfMemory = 2;
 
 /// Entry points of libcuda.so.1, resolved by their versioned symbol names.
 struct DriverApi {
