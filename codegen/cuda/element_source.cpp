@@ -1,0 +1,150 @@
+#include "codegen/cuda/element_source.h"
+
+#include "lazuli/error.h"
+
+namespace lz::codegen::cuda {
+namespace {
+
+using ir::Op;
+
+[[noreturn]] void fail(Op op, DType dtype) {
+  throw Error("[" + std::string(ir::op_name(op)) + "] the CUDA code generator has no " +
+              dtype_name(dtype) + " form (the IR's type rules should have rejected it)");
+}
+
+/// f(x) computed in double and rounded once to `dtype`, as the interpreter does.
+std::string in_double(DType dtype, const std::string& function_of_x) {
+  return dtype == float32 ? "(float)(" + function_of_x + ")" : "(" + function_of_x + ")";
+}
+
+std::string unary_floating(Op op, DType dtype, const std::string& x) {
+  const std::string wide = "(double)(" + x + ")";
+  switch (op) {
+    case Op::Neg: return "(-(" + x + "))";
+    case Op::Abs: return (dtype == float32 ? "fabsf(" : "fabs(") + x + ")";
+    case Op::Square: return "((" + x + ") * (" + x + "))";
+    case Op::Sqrt: return (dtype == float32 ? "sqrtf(" : "sqrt(") + x + ")";
+    case Op::Rsqrt: return in_double(dtype, "1.0 / sqrt(" + wide + ")");
+    case Op::Exp: return in_double(dtype, "exp(" + wide + ")");
+    case Op::Log: return in_double(dtype, "log(" + wide + ")");
+    case Op::Sin: return in_double(dtype, "sin(" + wide + ")");
+    case Op::Cos: return in_double(dtype, "cos(" + wide + ")");
+    case Op::Tanh: return in_double(dtype, "tanh(" + wide + ")");
+    case Op::Sigmoid: return in_double(dtype, "1.0 / (1.0 + exp(-" + wide + "))");
+    case Op::Relu: {
+      // NaN stays NaN.
+      const char* zero = dtype == float32 ? "0.0f" : "0.0";
+      return "((" + x + ") > " + zero + " || (" + x + ") != (" + x + ") ? (" + x + ") : " + zero +
+             ")";
+    }
+    default: fail(op, dtype);
+  }
+}
+
+std::string unary_integer(Op op, DType dtype, const std::string& x) {
+  const std::string zero = dtype == int32 ? "0" : "(lz_i64)0";
+  switch (op) {
+    case Op::Neg: return "lz_wrap_sub(" + zero + ", " + x + ")";
+    case Op::Abs: return "((" + x + ") < 0 ? lz_wrap_sub(" + zero + ", " + x + ") : (" + x + "))";
+    case Op::Square: return "lz_wrap_mul(" + x + ", " + x + ")";
+    case Op::Relu: return "((" + x + ") > 0 ? (" + x + ") : " + zero + ")";
+    default: fail(op, dtype);
+  }
+}
+
+const char* comparison_operator(Op op) {
+  switch (op) {
+    case Op::Equal: return "==";
+    case Op::NotEqual: return "!=";
+    case Op::Less: return "<";
+    case Op::LessEqual: return "<=";
+    case Op::Greater: return ">";
+    case Op::GreaterEqual: return ">=";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+const char* value_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return "float";
+    case DType::Float64: return "double";
+    case DType::Int32: return "int";
+    case DType::Int64: return "lz_i64";
+    case DType::Bool: return "bool";
+  }
+  return "void";
+}
+
+const char* storage_type(DType dtype) {
+  return dtype == bool_ ? "lz_bool_storage" : value_type(dtype);
+}
+
+std::string cast_expression(DType from, DType to, const std::string& x) {
+  if (from == to) return x;
+  if (to == bool_) return "((" + x + ") != 0)";  // NaN != 0, so NaN becomes true
+  if (is_floating(from) && is_integer(to)) {
+    return (to == int32 ? "lz_to_i32((double)(" : "lz_to_i64((double)(") + x + "))";
+  }
+  // int -> int wraps (two's complement), bool -> 0 or 1, to float rounds to nearest.
+  return "(" + std::string(value_type(to)) + ")(" + x + ")";
+}
+
+std::string unary_expression(Op op, DType dtype, const std::string& x) {
+  if (is_floating(dtype)) return unary_floating(op, dtype, x);
+  if (is_integer(dtype)) return unary_integer(op, dtype, x);
+  fail(op, dtype);
+}
+
+std::string binary_expression(Op op, DType dtype, const std::string& x, const std::string& y) {
+  if (const char* comparison = comparison_operator(op)) {
+    return "((" + x + ") " + comparison + " (" + y + "))";
+  }
+  if (is_floating(dtype)) {
+    // IEEE + - * / round once, as the interpreter's double computation rounded to float does;
+    // NVRTC runs with --fmad=false, so nothing contracts into an FMA.
+    switch (op) {
+      case Op::Add: return "((" + x + ") + (" + y + "))";
+      case Op::Sub: return "((" + x + ") - (" + y + "))";
+      case Op::Mul: return "((" + x + ") * (" + y + "))";
+      case Op::Div: return "((" + x + ") / (" + y + "))";
+      case Op::Pow: return in_double(dtype, "pow((double)(" + x + "), (double)(" + y + "))");
+      case Op::Maximum: return "lz_maximum(" + x + ", " + y + ")";
+      case Op::Minimum: return "lz_minimum(" + x + ", " + y + ")";
+      default: fail(op, dtype);
+    }
+  }
+  if (is_integer(dtype)) {
+    switch (op) {
+      case Op::Add: return "lz_wrap_add(" + x + ", " + y + ")";
+      case Op::Sub: return "lz_wrap_sub(" + x + ", " + y + ")";
+      case Op::Mul: return "lz_wrap_mul(" + x + ", " + y + ")";
+      case Op::Pow:
+        return std::string(dtype == int32 ? "lz_integer_pow<int, unsigned>("
+                                          : "lz_integer_pow<lz_i64, lz_u64>(") +
+               x + ", " + y + ")";
+      case Op::Maximum: return "((" + x + ") < (" + y + ") ? (" + y + ") : (" + x + "))";
+      case Op::Minimum: return "((" + y + ") < (" + x + ") ? (" + y + ") : (" + x + "))";
+      default: fail(op, dtype);
+    }
+  }
+  switch (op) {
+    case Op::Maximum: return "((" + x + ") || (" + y + "))";
+    case Op::Minimum: return "((" + x + ") && (" + y + "))";
+    default: fail(op, dtype);
+  }
+}
+
+std::string extremum_identity(DType dtype, bool lowest) {
+  switch (dtype) {
+    case DType::Float32: return lowest ? "(-lz_inf_f32())" : "lz_inf_f32()";
+    case DType::Float64: return lowest ? "(-lz_inf_f64())" : "lz_inf_f64()";
+    case DType::Int32: return lowest ? "(-2147483647 - 1)" : "2147483647";
+    case DType::Int64: return lowest ? "(-9223372036854775807LL - 1)" : "9223372036854775807LL";
+    case DType::Bool: return lowest ? "false" : "true";
+  }
+  return "0";
+}
+
+}  // namespace lz::codegen::cuda

@@ -1,0 +1,748 @@
+#include "codegen/cuda/source.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "codegen/cpu/kernel_signature.h"
+#include "codegen/cpu/unsupported_kernel.h"
+#include "codegen/cuda/element_source.h"
+#include "codegen/cuda/preamble.h"
+#include "codegen/cuda/reduction_source.h"
+#include "codegen/cuda/source_writer.h"
+#include "lazuli/error.h"
+
+namespace lz::codegen::cuda {
+namespace {
+
+using ir::Node;
+using ir::Op;
+
+/// Reduced elements from which a reduction to one value runs as per-block partial states and a
+/// finishing block instead of one block.
+constexpr int64_t kSplitReductionElements = 1 << 14;
+
+/// Reduced elements up to which one thread computes a kept position alone: a block would leave
+/// most of its threads idle.
+constexpr int64_t kThreadPerPositionElements = 64;
+
+/// Elements per group of a flat kernel's vector loop (lz_pack4 in the preamble).
+constexpr int kPackElements = 4;
+
+std::string literal(int64_t value) {
+  if (value == INT64_MIN) return "(-9223372036854775807LL - 1)";
+  return std::to_string(value) + "LL";
+}
+
+/// A position in a node's index space as C++ expressions: its multi-index, its row-major linear
+/// position, or both; the missing form is computed on first use (SourceEmitter::dims_of and
+/// linear_of).
+struct Index {
+  const Shape* shape = nullptr;
+  std::vector<std::string> dims;
+  std::string linear;
+};
+
+class SourceEmitter {
+ public:
+  SourceEmitter(const passes::Kernel& kernel, std::string name)
+      : kernel_(kernel), flat_(is_flat(kernel)), name_(std::move(name)) {
+    int slot = 0;
+    for (size_t i = 0; i < kernel.nodes.size(); ++i) {
+      const Node* node = kernel.nodes[i].get();
+      position_[node] = static_cast<int>(i);
+      scalar_slot_[node] = slot;
+      slot += scalar_slot_count(node->op);
+      bool depends = ir::op_info(node->op).kind == ir::OpKind::Reduction;
+      for (const ir::NodePtr& input : node->inputs) {
+        depends = depends || depends_on_reduction_.contains(input.get());
+      }
+      if (depends) depends_on_reduction_.insert(node);
+    }
+    scalar_count_ = slot;
+  }
+
+  CudaKernelSource emit() {
+    std::vector<const Node*> reductions;
+    for (const ir::NodePtr& node : kernel_.nodes) {
+      if (ir::op_info(node->op).kind == ir::OpKind::Reduction) reductions.push_back(node.get());
+    }
+    std::vector<const Node*> outputs;
+    for (const ir::NodePtr& output : kernel_.outputs) outputs.push_back(output.get());
+    std::vector<const Node*> left;  // outputs the main entry does not compute
+    if (reductions.empty()) {
+      left = emit_elementwise_entry(kernel_.nodes.back().get(), outputs);
+    } else {
+      left = emit_reduction_entries(reductions, outputs);
+    }
+    for (const Node* output : left) {
+      if (depends_on_reduction_.contains(output)) {
+        throw UnsupportedKernel("output %" + std::to_string(position_.at(output)) +
+                                " depends on a reduction but is neither shaped like its result "
+                                "nor like its input");
+      }
+      emit_elementwise_entry(output, {output});
+    }
+    result_.definitions = writer_.take();
+    return std::move(result_);
+  }
+
+ private:
+  // ---------------------------------------------------------------------------------------
+  // Variables and blocks
+
+  /// Declares `const <type> v<N> = <expression>;` and returns the variable's name.
+  std::string declare(const char* type, const std::string& expression) {
+    std::string name = "v" + std::to_string(next_variable_++);
+    writer_.line("const " + std::string(type) + " " + name + " = " + expression + ";");
+    return name;
+  }
+
+  /// Values computed in a block of the generated code are not visible after it: the memo of an
+  /// inner block is dropped when it closes.
+  class Block {
+   public:
+    explicit Block(SourceEmitter& emitter) : emitter_(emitter), saved_(emitter.memo_) {}
+    ~Block() { emitter_.memo_ = std::move(saved_); }
+    Block(const Block&) = delete;
+    Block& operator=(const Block&) = delete;
+
+   private:
+    SourceEmitter& emitter_;
+    std::map<std::pair<const Node*, std::string>, std::string> saved_;
+  };
+
+  // ---------------------------------------------------------------------------------------
+  // Entries
+
+  std::string buffer_name(const Node* node) const {
+    for (size_t i = 0; i < kernel_.inputs.size(); ++i) {
+      if (kernel_.inputs[i].get() == node) return "in" + std::to_string(i);
+    }
+    for (size_t i = 0; i < kernel_.outputs.size(); ++i) {
+      if (kernel_.outputs[i].get() == node) return "out" + std::to_string(i);
+    }
+    throw Error("internal: node is neither an input nor an output of the kernel");
+  }
+
+  /// Writes the signature of entry `<name>_<suffix>` (the ABI in source.h) and opens its body.
+  void begin_entry(CudaEntry entry, const std::string& suffix) {
+    entry.symbol = name_ + "_" + suffix;
+    next_variable_ = 0;
+    memo_.clear();
+    std::vector<std::string> parameters;
+    for (size_t i = 0; i < kernel_.inputs.size(); ++i) {
+      parameters.push_back("const " + std::string(storage_type(kernel_.inputs[i]->dtype)) +
+                           "* __restrict__ in" + std::to_string(i));
+    }
+    for (size_t i = 0; i < kernel_.outputs.size(); ++i) {
+      parameters.push_back(std::string(storage_type(kernel_.outputs[i]->dtype)) +
+                           "* __restrict__ out" + std::to_string(i));
+    }
+    if (entry.uses_workspace) parameters.push_back("lz_u64* __restrict__ workspace");
+    parameters.push_back("lz_i64 count");
+    for (int s = 0; s < scalar_count_; ++s) parameters.push_back("lz_u64 s" + std::to_string(s));
+    std::string signature = "extern \"C\" __global__ void __launch_bounds__(" +
+                            std::to_string(kCudaBlockSize) + ") " + entry.symbol + "(";
+    for (size_t i = 0; i < parameters.size(); ++i) {
+      signature += (i == 0 ? "" : ", ") + parameters[i];
+    }
+    writer_.open(signature + ")");
+    result_.entries.push_back(std::move(entry));
+  }
+
+  void end_entry() {
+    writer_.close();
+    writer_.line("");
+  }
+
+  void store(const Node* output, const std::string& value, const std::string& position) {
+    const std::string stored = output->dtype == bool_ ? "(lz_bool_storage)(" + value + ")" : value;
+    if (!lane_.empty() && output->size() != 1) {
+      writer_.line(buffer_name(output) + "_pack.v[" + lane_ + "] = " + stored + ";");
+    } else {
+      writer_.line(buffer_name(output) + "[" + position + "] = " + stored + ";");
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Indices
+
+  const std::vector<std::string>& dims_of(Index& index) {
+    const Shape& shape = *index.shape;
+    if (index.dims.size() == shape.size()) return index.dims;
+    index.dims.assign(shape.size(), "");
+    std::string rest = index.linear;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] == 1) {
+        index.dims[d] = "0";
+      } else if (d == 0) {
+        index.dims[d] = rest;
+      } else {
+        index.dims[d] = declare("lz_i64", rest + " % " + literal(shape[d]));
+        rest = declare("lz_i64", rest + " / " + literal(shape[d]));
+      }
+    }
+    return index.dims;
+  }
+
+  const std::string& linear_of(Index& index) {
+    if (!index.linear.empty()) return index.linear;
+    const Shape& shape = *index.shape;
+    std::string sum;
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] != 1) {
+        const std::string term =
+            stride == 1 ? index.dims[d] : index.dims[d] + " * " + literal(stride);
+        sum = sum.empty() ? term : term + " + " + sum;
+      }
+      stride *= shape[d];
+    }
+    index.linear = sum.empty() ? "0" : declare("lz_i64", sum);
+    return index.linear;
+  }
+
+  /// The index of `input` read by a node at `index` under numpy broadcasting.
+  Index broadcast_index(Index& index, const Node& input) {
+    if (input.size() == 1) return Index{&input.shape, {}, "0"};
+    if (input.shape == *index.shape) return index;
+    const std::vector<std::string>& dims = dims_of(index);
+    const size_t offset = dims.size() - input.shape.size();
+    Index result{&input.shape, std::vector<std::string>(input.shape.size()), ""};
+    for (size_t d = 0; d < input.shape.size(); ++d) {
+      result.dims[d] = input.shape[d] == 1 ? "0" : dims[d + offset];
+    }
+    return result;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Values
+
+  std::string memo_key(Index& index) {
+    if (!index.linear.empty()) return "L" + index.linear;
+    std::string key = "D";
+    for (const std::string& dim : index.dims) key += dim + ",";
+    return key;
+  }
+
+  /// The value of `node` at `index`, computed once per index within the current block.
+  std::string emit_value(const Node* node, Index& index) {
+    if (auto found = reduction_values_.find(node); found != reduction_values_.end()) {
+      return found->second;  // the reduction's result at the kept position being computed
+    }
+    std::pair<const Node*, std::string> key{node, memo_key(index)};
+    if (auto found = memo_.find(key); found != memo_.end()) return found->second;
+    std::string value = compute(node, index);
+    memo_.emplace(std::move(key), value);
+    return value;
+  }
+
+  std::string input_value(const Node& node, int i, Index& index) {
+    const Node& input = *node.inputs[i];
+    Index at = broadcast_index(index, input);
+    return emit_value(&input, at);
+  }
+
+  std::string scalar(const Node* node, int slot) const {
+    return "s" + std::to_string(scalar_slot_.at(node) + slot);
+  }
+  std::string scalar_as_double(const Node* node, int slot) const {
+    return "__longlong_as_double((lz_i64)" + scalar(node, slot) + ")";
+  }
+
+  std::string compute(const Node* node, Index& index) {
+    if (!position_.contains(node)) return load_input(node, index);
+    const char* type = value_type(node->dtype);
+    switch (ir::op_info(node->op).kind) {
+      case ir::OpKind::Leaf: return declare(type, leaf_expression(node, index));
+      case ir::OpKind::Unary: {
+        const std::string x = input_value(*node, 0, index);
+        if (node->op == Op::Astype) {
+          return declare(type, cast_expression(node->inputs[0]->dtype, node->dtype, x));
+        }
+        return declare(type, unary_expression(node->op, node->dtype, x));
+      }
+      case ir::OpKind::Binary: {
+        const std::string x = input_value(*node, 0, index);
+        const std::string y = input_value(*node, 1, index);
+        return declare(type, binary_expression(node->op, node->inputs[0]->dtype, x, y));
+      }
+      case ir::OpKind::Ternary: {
+        const std::string condition = input_value(*node, 0, index);
+        const std::string if_true = input_value(*node, 1, index);
+        const std::string if_false = input_value(*node, 2, index);
+        return declare(type, condition + " ? " + if_true + " : " + if_false);
+      }
+      case ir::OpKind::Movement: return compute_movement(node, index);
+      case ir::OpKind::Reduction:
+        throw UnsupportedKernel("a reduction is read outside the loop that computes it");
+      case ir::OpKind::LinearAlgebra: break;
+    }
+    throw Error("[" + std::string(ir::op_name(node->op)) +
+                "] the CUDA code generator does not generate it (" + dtype_name(node->dtype) + " " +
+                shape_string(node->shape) + "): it runs as an external kernel");
+  }
+
+  std::string load_input(const Node* node, Index& index) {
+    const std::string buffer = buffer_name(node);
+    std::string stored;
+    if (node->size() == 1) {
+      stored = buffer + "[0]";
+    } else if (!lane_.empty()) {
+      stored = buffer + "_pack.v[" + lane_ + "]";  // flat: read at the loop's position
+    } else {
+      stored = buffer + "[" + linear_of(index) + "]";
+    }
+    return declare(value_type(node->dtype),
+                   node->dtype == bool_ ? "(" + stored + " != 0)" : stored);
+  }
+
+  std::string leaf_expression(const Node* node, Index& index) {
+    const DType dtype = node->dtype;
+    switch (node->op) {
+      case Op::Full: {
+        const std::string bits = scalar(node, 0);
+        switch (dtype) {
+          case DType::Float32: return "__uint_as_float((unsigned)" + bits + ")";
+          case DType::Float64: return "__longlong_as_double((lz_i64)" + bits + ")";
+          case DType::Int32: return "(int)(unsigned)" + bits;
+          case DType::Int64: return "(lz_i64)" + bits;
+          case DType::Bool: return "(" + bits + " != 0)";
+        }
+        break;
+      }
+      case Op::Arange: {
+        const std::string& position = linear_of(index);
+        if (is_floating(dtype)) {
+          // start + i * step in float64, rounded once.
+          return std::string(dtype == float32 ? "(float)" : "") + "(" + scalar_as_double(node, 0) +
+                 " + (double)" + position + " * " + scalar_as_double(node, 1) + ")";
+        }
+        if (is_integer(dtype)) {
+          return std::string(dtype == int32 ? "(int)" : "") + "lz_wrap_add((lz_i64)" +
+                 scalar(node, 0) + ", lz_wrap_mul(" + position + ", (lz_i64)" + scalar(node, 1) +
+                 "))";
+        }
+        break;
+      }
+      case Op::RandomUniform:
+      case Op::RandomNormal: {
+        const bool uniform = node->op == Op::RandomUniform;
+        if (dtype == bool_ || (!uniform && !is_floating(dtype))) break;
+        return std::string(uniform ? "lz_random_uniform_" : "lz_random_normal_") +
+               dtype_short_name(dtype) + "(" + scalar(node, 0) + ", " + linear_of(index) + ", " +
+               scalar_as_double(node, 1) + ", " + scalar_as_double(node, 2) + ")";
+      }
+      default: break;
+    }
+    throw Error("[" + std::string(ir::op_name(node->op)) + "] the CUDA code generator has no " +
+                dtype_name(dtype) + " form (shape " + shape_string(node->shape) + ")");
+  }
+
+  std::string compute_movement(const Node* node, Index& index) {
+    const Node& input = *node->inputs[0];
+    switch (node->op) {
+      case Op::Reshape: {
+        Index at{&input.shape, {}, linear_of(index)};
+        return emit_value(&input, at);
+      }
+      case Op::BroadcastTo: return input_value(*node, 0, index);
+      case Op::Transpose: {
+        const std::vector<std::string> dims = dims_of(index);
+        Index at{&input.shape, std::vector<std::string>(dims.size()), ""};
+        for (size_t d = 0; d < dims.size(); ++d) at.dims[node->axes[d]] = dims[d];
+        return emit_value(&input, at);
+      }
+      case Op::Slice: {
+        const std::vector<std::string> dims = dims_of(index);
+        Index at{&input.shape, std::vector<std::string>(dims.size()), ""};
+        for (size_t d = 0; d < dims.size(); ++d) {
+          const int64_t start = node->starts[d];
+          const int64_t step = node->steps[d];
+          at.dims[d] = step == 1 && start == 0
+                           ? dims[d]
+                           : "(" + literal(start) + " + " + dims[d] + " * " + literal(step) + ")";
+        }
+        return emit_value(&input, at);
+      }
+      case Op::Concatenate: return compute_concatenate(node, index);
+      default: break;
+    }
+    throw Error("[" + std::string(ir::op_name(node->op)) +
+                "] the CUDA code generator has no form for this movement");
+  }
+
+  /// A branch per input: only the input holding the position is read.
+  std::string compute_concatenate(const Node* node, Index& index) {
+    const int64_t axis = node->axes[0];
+    const std::vector<std::string> dims = dims_of(index);
+    std::vector<const Node*> inputs;
+    for (const ir::NodePtr& input : node->inputs) {
+      if (input->shape[axis] != 0) inputs.push_back(input.get());
+    }
+    const std::string result = "v" + std::to_string(next_variable_++);
+    writer_.line(std::string(value_type(node->dtype)) + " " + result + ";");
+    int64_t offset = 0;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const Node* input = inputs[k];
+      const int64_t end = offset + input->shape[axis];
+      const std::string condition = dims[axis] + " < " + literal(end);
+      if (k == 0) {
+        writer_.open(inputs.size() == 1 ? "" : "if (" + condition + ")");
+      } else {
+        writer_.open(k + 1 == inputs.size() ? "else" : "else if (" + condition + ")");
+      }
+      {
+        Block block(*this);
+        Index at{&input->shape, dims, ""};
+        if (offset != 0) at.dims[axis] = "(" + dims[axis] + " - " + literal(offset) + ")";
+        writer_.line(result + " = " + emit_value(input, at) + ";");
+      }
+      writer_.close();
+      offset = end;
+    }
+    return result;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Elementwise entries
+
+  /// An entry over the elements of `target` computing every output of `outputs` that has its
+  /// shape (all of them in a flat kernel). Returns the others.
+  std::vector<const Node*> emit_elementwise_entry(const Node* target,
+                                                  const std::vector<const Node*>& outputs) {
+    std::vector<const Node*> computed;
+    std::vector<const Node*> left;
+    for (const Node* output : outputs) {
+      (flat_ || output->shape == target->shape ? computed : left).push_back(output);
+    }
+    CudaEntry entry;
+    entry.kind = CudaEntry::Kind::Elementwise;
+    entry.range_node = position_.at(target);
+    entry.elements_per_thread = flat_ ? kPackElements : 1;
+    begin_entry(entry, "loop" + std::to_string(result_.entries.size()));
+    const auto compute_at = [&](const std::string& position) {
+      Block block(*this);
+      Index index{&target->shape, {}, position};
+      for (const Node* output : computed) {
+        Index at = flat_ ? Index{&output->shape, {}, position} : index;
+        store(output, emit_value(output, at), position);
+      }
+    };
+    if (!flat_ || target->size() == 1) {
+      writer_.open("for (lz_i64 i = lz_global_thread(); i < count; i += lz_grid_threads())");
+      compute_at("i");
+      writer_.close();
+    } else {
+      emit_flat_groups(computed, compute_at);
+    }
+    end_entry();
+    return left;
+  }
+
+  /// A flat kernel's loop: groups of four elements, loaded and stored as 16-byte accesses, the
+  /// last group element by element. Every loop over lanes unrolls, so the packs stay in
+  /// registers; the lanes past the end compute from zeros and are not stored.
+  template <class ComputeAt>
+  void emit_flat_groups(const std::vector<const Node*>& outputs, const ComputeAt& compute_at) {
+    const std::string four = std::to_string(kPackElements);
+    const auto pack_of = [](const Node* node) {
+      return "lz_pack4<" + std::string(storage_type(node->dtype)) + ">";
+    };
+    const auto each_lane = [&](const std::string& statement) {
+      writer_.line("#pragma unroll");
+      writer_.line("for (int lane = 0; lane < " + four + "; ++lane) if (base + lane < count) " +
+                   statement);
+    };
+    const std::string groups =
+        declare("lz_i64", "(count + " + std::to_string(kPackElements - 1) + ") / " + four);
+    writer_.open("for (lz_i64 g = lz_global_thread(); g < " + groups + "; g += lz_grid_threads())");
+    writer_.line("const lz_i64 base = g * " + four + ";");
+    writer_.line("const bool whole = base + " + four + " <= count;");
+    for (const ir::NodePtr& input : kernel_.inputs) {
+      if (input->size() == 1) continue;
+      const std::string buffer = buffer_name(input.get());
+      writer_.line(pack_of(input.get()) + " " + buffer + "_pack = {};");
+      writer_.line("if (whole) " + buffer + "_pack = *reinterpret_cast<const " +
+                   pack_of(input.get()) + "*>(" + buffer + " + base);");
+      writer_.open("else");
+      each_lane(buffer + "_pack.v[lane] = " + buffer + "[base + lane];");
+      writer_.close();
+    }
+    for (const Node* output : outputs)
+      writer_.line(pack_of(output) + " " + buffer_name(output) + "_pack;");
+    writer_.line("#pragma unroll");
+    writer_.open("for (int lane = 0; lane < " + four + "; ++lane)");
+    writer_.line("const lz_i64 i = base + lane;");
+    lane_ = "lane";
+    compute_at("i");
+    lane_.clear();
+    writer_.close();
+    for (const Node* output : outputs) {
+      const std::string buffer = buffer_name(output);
+      writer_.line("if (whole) *reinterpret_cast<" + pack_of(output) + "*>(" + buffer +
+                   " + base) = " + buffer + "_pack;");
+      writer_.open("else");
+      each_lane(buffer + "[base + lane] = " + buffer + "_pack.v[lane];");
+      writer_.close();
+    }
+    writer_.close();
+  }
+
+  /// Declares each reduction's result from its state and makes it the reduction's value.
+  void bind_results(const std::vector<ReductionState>& reductions) {
+    for (const ReductionState& r : reductions) {
+      reduction_values_[r.node] = declare(value_type(r.node->dtype), result_expression(r));
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Reduction entries
+
+  std::vector<const Node*> emit_reduction_entries(const std::vector<const Node*>& nodes,
+                                                  const std::vector<const Node*>& outputs) {
+    const Node& first = *nodes.front();
+    const Shape& input_shape = first.inputs[0]->shape;
+    const std::vector<int64_t>& axes = first.axes;
+    std::vector<ReductionState> reductions;
+    for (const Node* node : nodes) {
+      if (node->inputs[0]->shape != input_shape || node->axes != axes) {
+        throw UnsupportedKernel("reductions over different shapes or axes in one kernel");
+      }
+      if (node->op == Op::Sum && node->inputs[0]->dtype == bool_) {
+        throw Error("[sum] the CUDA code generator has no bool form (input " +
+                    shape_string(input_shape) + ")");
+      }
+      reductions.push_back({node, node->inputs[0]->dtype, static_cast<int>(reductions.size())});
+    }
+    Shape kept_shape;
+    Shape reduced_shape;
+    for (size_t d = 0; d < input_shape.size(); ++d) {
+      const bool is_reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+      (is_reduced ? reduced_shape : kept_shape).push_back(input_shape[d]);
+    }
+    const int64_t kept = shape_size(kept_shape);
+    const int64_t reduced = shape_size(reduced_shape);
+
+    // Which loop writes each output, as in the CPU lowering (codegen/cpu/lowering.h).
+    Outputs split;
+    std::vector<const Node*> left;
+    for (const Node* output : outputs) {
+      const bool depends = depends_on_reduction_.contains(output);
+      const bool reduction = ir::op_info(output->op).kind == ir::OpKind::Reduction;
+      if (reduction || (depends && output->shape != input_shape && output->size() == kept)) {
+        split.at_kept.push_back(output);
+      } else if (output->shape == input_shape) {
+        (depends ? split.in_second_loop : split.in_first_loop).push_back(output);
+      } else {
+        left.push_back(output);
+      }
+    }
+    if (kept == 1 && reduced >= kSplitReductionElements) {
+      emit_split_reduction(reductions, input_shape, reduced, split);
+    } else {
+      emit_reduction_per_position(reductions, input_shape, kept_shape, reduced_shape, split);
+    }
+    return left;
+  }
+
+  struct Outputs {
+    std::vector<const Node*> in_first_loop;   // input-shaped values not depending on a result
+    std::vector<const Node*> at_kept;         // results and values shaped like them
+    std::vector<const Node*> in_second_loop;  // input-shaped values reading a result
+  };
+
+  /// The input index of reduced position `reduced_position` at the kept dims `kept_dims`.
+  Index input_index(const Shape& input_shape, const std::vector<int64_t>& axes,
+                    const std::vector<std::string>& kept_dims, const Shape& reduced_shape,
+                    const std::string& reduced_position) {
+    Index reduced_index{&reduced_shape, {}, reduced_position};
+    const std::vector<std::string>& reduced_dims = dims_of(reduced_index);
+    Index index{&input_shape, std::vector<std::string>(input_shape.size()), ""};
+    for (size_t d = 0, kept_next = 0, reduced_next = 0; d < input_shape.size(); ++d) {
+      const bool is_reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+      index.dims[d] = is_reduced ? reduced_dims[reduced_next++] : kept_dims[kept_next++];
+    }
+    return index;
+  }
+
+  /// Folds the reduced elements at `index` into the states and writes the first-loop outputs.
+  void accumulate_at(const std::vector<ReductionState>& reductions, const Outputs& outputs,
+                     Index& index) {
+    for (const ReductionState& r : reductions) {
+      const std::string x = input_value(*r.node, 0, index);
+      update_state(writer_, r, x, tracks_index(r) ? dims_of(index)[r.node->axes[0]] : "");
+    }
+    for (const Node* output : outputs.in_first_loop) {
+      const std::string value = emit_value(output, index);
+      store(output, value, linear_of(index));
+    }
+  }
+
+  /// One kept position per thread (few reduced elements) or per block, grid-stride.
+  void emit_reduction_per_position(const std::vector<ReductionState>& reductions,
+                                   const Shape& input_shape, const Shape& kept_shape,
+                                   const Shape& reduced_shape, const Outputs& outputs) {
+    const std::vector<int64_t>& axes = reductions.front().node->axes;
+    const int64_t reduced = shape_size(reduced_shape);
+    const bool by_block = reduced > kThreadPerPositionElements;
+    CudaEntry entry;
+    entry.kind = CudaEntry::Kind::Reduction;
+    entry.range_node = position_.at(reductions.front().node);
+    entry.threads_per_position = by_block ? kCudaBlockSize : 1;
+    begin_entry(entry, "reduce");
+    if (by_block) declare_shared_state(writer_, reductions);
+    writer_.open(by_block
+                     ? "for (lz_i64 k = blockIdx.x; k < count; k += gridDim.x)"
+                     : "for (lz_i64 k = lz_global_thread(); k < count; k += lz_grid_threads())");
+    Index kept_index{&kept_shape, {}, "k"};
+    const std::vector<std::string> kept_dims = dims_of(kept_index);
+    for (const ReductionState& r : reductions) declare_state(writer_, r);
+    const std::string reduced_loop =
+        by_block ? "for (lz_i64 r = threadIdx.x; r < " + literal(reduced) + "; r += blockDim.x)"
+                 : "for (lz_i64 r = 0; r < " + literal(reduced) + "; ++r)";
+    writer_.open(reduced_loop);
+    {
+      Block block(*this);
+      Index index = input_index(input_shape, axes, kept_dims, reduced_shape, "r");
+      accumulate_at(reductions, outputs, index);
+    }
+    writer_.close();
+    if (by_block) combine_block(writer_, reductions);
+    bind_results(reductions);
+    if (!outputs.at_kept.empty()) {
+      writer_.open(by_block ? "if (threadIdx.x == 0)" : "");
+      Block block(*this);
+      for (const Node* output : outputs.at_kept) {
+        Index index{&output->shape, {}, "k"};
+        store(output, emit_value(output, index), "k");
+      }
+      writer_.close();
+    }
+    if (!outputs.in_second_loop.empty()) {
+      writer_.open(reduced_loop);
+      Block block(*this);
+      Index index = input_index(input_shape, axes, kept_dims, reduced_shape, "r");
+      for (const Node* output : outputs.in_second_loop) {
+        store(output, emit_value(output, index), linear_of(index));
+      }
+      writer_.close();
+    }
+    reduction_values_.clear();
+    writer_.close();
+    end_entry();
+  }
+
+  /// A reduction to one value: Partial (a state per block), Finish (one block combines them and
+  /// writes the results), Broadcast (the outputs reading the results over the input's shape).
+  void emit_split_reduction(const std::vector<ReductionState>& reductions, const Shape& input_shape,
+                            int64_t reduced, const Outputs& outputs) {
+    const int state_slots = kStateWords * static_cast<int>(reductions.size());
+    const std::string slots = std::to_string(state_slots);
+    result_.state_slots = state_slots;
+    CudaEntry entry;
+    entry.range_node = position_.at(reductions.front().node);
+    entry.uses_workspace = true;
+
+    entry.kind = CudaEntry::Kind::Partial;
+    entry.fixed_count = reduced;
+    begin_entry(entry, "partial");
+    declare_shared_state(writer_, reductions);
+    for (const ReductionState& r : reductions) declare_state(writer_, r);
+    writer_.open("for (lz_i64 r = lz_global_thread(); r < count; r += lz_grid_threads())");
+    {
+      Block block(*this);
+      Index index{&input_shape, {}, "r"};
+      accumulate_at(reductions, outputs, index);
+    }
+    writer_.close();
+    combine_block(writer_, reductions);
+    writer_.open("if (threadIdx.x == 0)");
+    for (const ReductionState& r : reductions)
+      write_state(writer_, r, "(1 + (lz_i64)blockIdx.x) * " + slots);
+    writer_.close();
+    end_entry();
+
+    entry.kind = CudaEntry::Kind::Finish;
+    entry.fixed_count = -1;
+    begin_entry(entry, "finish");
+    declare_shared_state(writer_, reductions);
+    for (const ReductionState& r : reductions) declare_state(writer_, r);
+    writer_.open("for (lz_i64 b = threadIdx.x; b < count; b += blockDim.x)");
+    for (const ReductionState& r : reductions) {
+      read_state(writer_, r, "(1 + b) * " + slots, "block_");
+      combine_state(writer_, r, "block_");
+    }
+    writer_.close();
+    combine_block(writer_, reductions);
+    writer_.open("if (threadIdx.x == 0)");
+    for (const ReductionState& r : reductions) write_state(writer_, r, "0");
+    bind_results(reductions);
+    {
+      Block block(*this);
+      for (const Node* output : outputs.at_kept) {
+        Index index{&output->shape, {}, "0"};
+        store(output, emit_value(output, index), "0");
+      }
+    }
+    reduction_values_.clear();
+    writer_.close();
+    end_entry();
+
+    if (outputs.in_second_loop.empty()) return;
+    entry.kind = CudaEntry::Kind::Broadcast;
+    entry.fixed_count = reduced;
+    begin_entry(entry, "broadcast");
+    for (const ReductionState& r : reductions) read_state(writer_, r, "0", "");
+    bind_results(reductions);
+    writer_.open("for (lz_i64 r = lz_global_thread(); r < count; r += lz_grid_threads())");
+    {
+      Block block(*this);
+      Index index{&input_shape, {}, "r"};
+      for (const Node* output : outputs.in_second_loop) {
+        store(output, emit_value(output, index), "r");
+      }
+    }
+    writer_.close();
+    reduction_values_.clear();
+    end_entry();
+  }
+
+  const passes::Kernel& kernel_;
+  const bool flat_;
+  const std::string name_;
+  std::unordered_map<const Node*, int> position_;
+  std::unordered_map<const Node*, int> scalar_slot_;
+  std::unordered_set<const Node*> depends_on_reduction_;
+  int scalar_count_ = 0;
+
+  CudaKernelSource result_;
+  SourceWriter writer_;
+  int next_variable_ = 0;
+  /// "lane" inside a flat kernel's vector loop: inputs and outputs go through the packs.
+  std::string lane_;
+  std::map<std::pair<const Node*, std::string>, std::string> memo_;
+  std::unordered_map<const Node*, std::string> reduction_values_;
+};
+
+}  // namespace
+
+std::string CudaKernelSource::translation_unit() const {
+  return std::string(device_preamble()) + "\n" + definitions;
+}
+
+bool is_cuda_compilable(const passes::Kernel& kernel) {
+  for (const ir::NodePtr& node : kernel.nodes) {
+    if (node->op == Op::MatMul || node->op == Op::Data) return false;
+  }
+  return !kernel.nodes.empty();
+}
+
+CudaKernelSource generate_cuda_source(const passes::Kernel& kernel, const std::string& name) {
+  return SourceEmitter(kernel, name).emit();
+}
+
+}  // namespace lz::codegen::cuda
