@@ -1,6 +1,8 @@
 // Devices: logical CPU devices and CUDA GPUs.
 #include "lazuli/device.h"
 
+#include <algorithm>
+
 #include "frontend/evaluation.h"
 #include "lazuli/error.h"
 #include "runtime/cuda/driver.h"
@@ -30,10 +32,10 @@ Device Device::cuda(int index) {
     throw Error("[Device::cuda] no CUDA device: " + why +
                 ". Use lz::Device::cpu(), or ask lz::cuda::is_available() first");
   }
-  if (index < 0 || index >= driver->device_count) {
-    throw Error("[Device::cuda] device " + std::to_string(index) +
-                " does not exist; this machine " + "has CUDA devices 0.." +
-                std::to_string(driver->device_count - 1));
+  const int usable = std::min(driver->device_count, runtime::kMaxCudaDevices);
+  if (index < 0 || index >= usable) {
+    throw Error("[Device::cuda] device " + std::to_string(index) + " does not exist; lazuli " +
+                "uses CUDA devices 0.." + std::to_string(usable - 1) + " of this machine");
   }
   return Device(Kind::Cuda, index);
 }

@@ -291,7 +291,7 @@ void run_launch(Launch& launch) noexcept {
 }
 
 runtime::Stream& stream_of(const Launch& launch) {
-  return runtime::cpu_stream(launch.device.index(), launch.stream);
+  return runtime::device_stream(launch.device, launch.stream);
 }
 
 /// An observer that puts each pass into the trace as a span from the previous pass's end.
@@ -417,6 +417,8 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   launched->record = record;
   launched->device = device;
   launched->stream = current_stream();
+  launched->options.device = device;
+  launched->options.stream = launched->stream;
   launched->flow = runtime::trace::new_flow_id();
   runtime::Stream& stream = stream_of(*launched);
   span.flow_out(launched->flow);
@@ -453,15 +455,6 @@ std::shared_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason rea
                               [&](const auto& entry) { return entry.first == node->device; });
     if (group == by_device.end()) group = by_device.insert(by_device.end(), {node->device, {}});
     group->second.push_back(node);
-  }
-  for (const auto& [device, outputs] : by_device) {
-    if (device.kind() != Device::Kind::Cpu) {
-      // Checked before anything launches: the nodes stay pending and can still be moved.
-      throw Error("[" + std::string(ir::op_name(outputs.front()->op)) + "] recorded at " +
-                  location_string(outputs.front()->location) + " is on " + device.name() +
-                  ", but this build of lazuli cannot run kernels on CUDA devices yet (it " +
-                  "generates and compiles them: codegen/cuda/); record it on lz::Device::cpu()");
-    }
   }
   std::shared_ptr<Launch> claimed;
   for (auto& [device, outputs] : by_device) {

@@ -122,7 +122,7 @@ std::ostream& operator<<(std::ostream& out, const Tensor& x) {
   const ir::NodePtr& node = frontend::node_of(x, "print");
   frontend::evaluate({node}, EvaluationReason::Print, std::source_location());
   const std::string prefix = "tensor(";
-  NestedPrinter printer(*node->buffer, node->shape, node->size() > kSummarizeAbove);
+  NestedPrinter printer(node->buffer->host(), node->shape, node->size() > kSummarizeAbove);
   out << prefix;
   printer.print(out, std::string(prefix.size(), ' '));
   out << ", shape=" << shape_string(node->shape) << ", dtype=" << dtype_name(node->dtype) << ')';

@@ -46,11 +46,12 @@ void check_read_type(std::string_view op, const ir::Node& node) {
   }
 }
 
-/// Evaluates `tensor` if needed, waits for it and returns its buffer.
+/// Evaluates `tensor` if needed, waits for it and returns its elements on the host (copied
+/// from a CUDA device's memory at the first read).
 const runtime::Buffer& computed(const Tensor& tensor, EvaluationReason reason,
                                 std::source_location loc) {
   frontend::evaluate({tensor.node()}, reason, loc);
-  return *tensor.node()->buffer;
+  return tensor.node()->buffer->host();
 }
 
 /// The buffer of a tensor that has been launched (never null after an evaluate).

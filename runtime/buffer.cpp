@@ -254,8 +254,31 @@ void Buffer::fulfil(std::shared_ptr<Buffer> computed) {
 
 void Buffer::fail(std::exception_ptr error) { error_ = std::move(error); }
 
+std::shared_ptr<Buffer> Buffer::on_device(DType dtype, int64_t size,
+                                          std::unique_ptr<DeviceMemory> memory) {
+  std::shared_ptr<Buffer> buffer(new Buffer(dtype, size, nullptr));
+  buffer->device_memory_ = std::move(memory);
+  return buffer;
+}
+
+const DeviceMemory* Buffer::device_memory() const {
+  return storage_ != nullptr ? storage_->device_memory() : device_memory_.get();
+}
+
+const Buffer& Buffer::host() const {
+  if (storage_ != nullptr) return storage_->host();
+  if (device_memory_ == nullptr) return *this;
+  std::call_once(host_copy_made_, [this] {
+    std::shared_ptr<Buffer> copy = allocate(dtype_, size_);
+    device_memory_->copy_to_host(copy->data(), bytes());
+    host_copy_ = std::move(copy);
+  });
+  return *host_copy_;
+}
+
 Buffer::~Buffer() {
-  if (written_ != nullptr) return;  // a promise: its memory, if any, is `storage_`'s
+  if (written_ != nullptr) return;        // a promise: its memory, if any, is `storage_`'s
+  if (device_memory_ != nullptr) return;  // the device's allocator takes it back
   const auto bytes = static_cast<size_t>(this->bytes());
   live_buffer_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   const size_t allocated = block_bytes(bytes);

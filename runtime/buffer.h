@@ -1,12 +1,14 @@
-// Contiguous, row-major storage of one tensor's elements on the host.
+// Contiguous, row-major storage of one tensor's elements: on the host, or in a device's memory.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 
 #include "lazuli/dtype.h"
+#include "runtime/device_memory.h"
 #include "runtime/event.h"
 
 namespace lz::runtime {
@@ -55,6 +57,18 @@ class Buffer {
   /// The event set once this buffer is written or failed; null for a buffer always written.
   const std::shared_ptr<Event>& written() const { return written_; }
 
+  // A buffer computed on a device holds its elements in the device's memory; data() is null.
+  // A blocking point reads it through host(), which copies the elements at its first call.
+
+  /// A buffer of `size` elements of `dtype` in `memory`.
+  static std::shared_ptr<Buffer> on_device(DType dtype, int64_t size,
+                                           std::unique_ptr<DeviceMemory> memory);
+  /// The device memory of this buffer (of a fulfilled promise, its storage's); null on the host.
+  const DeviceMemory* device_memory() const;
+  /// This buffer when its elements are on the host; for device memory, a host copy made at the
+  /// first call (blocking until the device has written them) and kept.
+  const Buffer& host() const;
+
   // A memory limit bounds the bytes of buffers alive at once; an allocation beyond it fails with
   // std::bad_alloc, which the executor reports as an lz::Error naming the op.
 
@@ -93,6 +107,9 @@ class Buffer {
   std::shared_ptr<Buffer> storage_;  // a fulfilled promise: the buffer whose memory it shows
   std::shared_ptr<Event> written_;   // a promise: set once written or failed
   std::exception_ptr error_;         // a failed promise: why
+  std::unique_ptr<DeviceMemory> device_memory_;  // elements on a device (data_ is null)
+  mutable std::once_flag host_copy_made_;
+  mutable std::shared_ptr<Buffer> host_copy_;  // of device memory, once host() was called
 };
 
 }  // namespace lz::runtime

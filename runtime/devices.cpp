@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
+#include <span>
 #include <string>
 
 namespace lz::runtime {
@@ -12,6 +13,8 @@ namespace {
 // Streams are created on first use and never destroyed: a static tensor's buffer, or work
 // queued when main returns, may still need them while static objects are being destroyed.
 std::array<std::atomic<Stream*>, kMaxCpuDevices * kStreamsPerDevice> cpu_streams{};
+// The host threads that queue work on CUDA devices, one per device stream (runtime/cuda/).
+std::array<std::atomic<Stream*>, kMaxCudaDevices * kStreamsPerDevice> cuda_streams{};
 std::atomic<Stream*> callbacks{nullptr};
 std::mutex creation_mutex;
 
@@ -19,8 +22,10 @@ void finish_queued_work_at_exit() { synchronize_all_streams(); }
 
 }  // namespace
 
-Stream& cpu_stream(int device, int stream) {
-  std::atomic<Stream*>& slot = cpu_streams[device * kStreamsPerDevice + stream];
+Stream& device_stream(Device device, int stream) {
+  std::atomic<Stream*>* slots =
+      device.kind() == Device::Kind::Cpu ? cpu_streams.data() : cuda_streams.data();
+  std::atomic<Stream*>& slot = slots[device.index() * kStreamsPerDevice + stream];
   Stream* existing = slot.load(std::memory_order_acquire);
   if (existing != nullptr) return *existing;
   std::lock_guard lock(creation_mutex);
@@ -28,11 +33,13 @@ Stream& cpu_stream(int device, int stream) {
   if (existing == nullptr) {
     static const bool registered = std::atexit(finish_queued_work_at_exit) == 0;
     (void)registered;
-    existing = new Stream("stream cpu:" + std::to_string(device) + "/" + std::to_string(stream));
+    existing = new Stream("stream " + device.name() + "/" + std::to_string(stream));
     slot.store(existing, std::memory_order_release);
   }
   return *existing;
 }
+
+Stream& cpu_stream(int device, int stream) { return device_stream(Device::cpu(device), stream); }
 
 Stream& callback_stream() {
   Stream* existing = callbacks.load(std::memory_order_acquire);
@@ -47,9 +54,13 @@ Stream& callback_stream() {
 }
 
 void synchronize_all_streams() {
-  for (const std::atomic<Stream*>& slot : cpu_streams) {
-    if (Stream* stream = slot.load(std::memory_order_acquire)) stream->synchronize();
-  }
+  const auto synchronize = [](std::span<const std::atomic<Stream*>> slots) {
+    for (const std::atomic<Stream*>& slot : slots) {
+      if (Stream* stream = slot.load(std::memory_order_acquire)) stream->synchronize();
+    }
+  };
+  synchronize(cpu_streams);
+  synchronize(cuda_streams);
   Stream* queued_callbacks = callbacks.load(std::memory_order_acquire);
   if (queued_callbacks != nullptr && !queued_callbacks->is_worker_thread()) {
     queued_callbacks->synchronize();

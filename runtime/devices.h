@@ -1,6 +1,7 @@
 // The streams of the logical devices: where launched work runs.
 #pragma once
 
+#include "lazuli/device.h"
 #include "runtime/stream.h"
 
 namespace lz::runtime {
@@ -8,10 +9,14 @@ namespace lz::runtime {
 /// Logical CPU devices are numbered 0 .. kMaxCpuDevices - 1, their streams 0 ..
 /// kStreamsPerDevice - 1.
 constexpr int kMaxCpuDevices = 64;
+constexpr int kMaxCudaDevices = 16;
 constexpr int kStreamsPerDevice = 8;
 
-/// Stream `stream` of logical CPU device `device`, started at its first use and kept until exit,
-/// when the work still queued on it runs before the process ends.
+/// Stream `stream` of `device`, started at its first use and kept until exit, when the work
+/// still queued on it runs before the process ends. For a CUDA device it is the host thread
+/// that queues the device's work on the matching CUDA stream and waits for it.
+Stream& device_stream(Device device, int stream = 0);
+/// device_stream(Device::cpu(device), stream).
 Stream& cpu_stream(int device, int stream = 0);
 
 /// The thread that runs then() callbacks, one at a time in the order their tensors were

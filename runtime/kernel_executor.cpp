@@ -17,6 +17,7 @@
 #include "passes/fusion_plan.h"
 #include "passes/schedule.h"
 #include "runtime/blas_matmul.h"
+#include "runtime/cuda/kernel_runner.h"
 #include "runtime/interpreter.h"
 #include "runtime/statistics.h"
 #include "runtime/thread_pool.h"
@@ -217,6 +218,16 @@ void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
   for (const ir::NodePtr& input : kernel.inputs) {
     inputs.push_back(buffer_of(input.get(), std::unordered_map<const ir::Node*, BufferPtr>{}));
   }
+  if (options.device.kind() == Device::Kind::Cuda) {
+    std::vector<BufferPtr> results =
+        cuda::run_cuda_kernel(kernel, inputs, options.device.index(), options.stream);
+    for (size_t i = 0; i < kernel.outputs.size(); ++i) {
+      written[kernel.outputs[i].get()] = std::move(results[i]);
+    }
+    return;
+  }
+  // A tensor moved from a CUDA device is read on the host.
+  for (const Buffer*& input : inputs) input = &input->host();
   std::vector<BufferPtr> results;
   if (options.jit && codegen::is_compilable(kernel) &&
       run_compiled(kernel, options, inputs, results)) {
@@ -232,7 +243,9 @@ void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
   std::unordered_map<const ir::Node*, BufferPtr> local;
   for (const ir::NodePtr& node : kernel.nodes) {
     inputs.clear();
-    for (const ir::NodePtr& input : node->inputs) inputs.push_back(buffer_of(input.get(), local));
+    for (const ir::NodePtr& input : node->inputs) {
+      inputs.push_back(&buffer_of(input.get(), local)->host());
+    }
     local[node.get()] = compute(*node, inputs);
   }
   for (const ir::NodePtr& output : kernel.outputs) written[output.get()] = local.at(output.get());
@@ -325,6 +338,17 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
       if (--reads_left[input.get()] == 0) written.erase(input.get());
     }
     counters().kernels_launched.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  // Kernels on a CUDA device were only queued: their failures (a fault, say) show up here, and
+  // fail every output this launch computed.
+  if (options.device.kind() == Device::Kind::Cuda) {
+    try {
+      cuda::synchronize_cuda_stream(options.device.index(), options.stream);
+    } catch (...) {
+      const std::exception_ptr error = std::current_exception();
+      for (const auto& [node, buffer] : written) failed.try_emplace(node, error);
+    }
   }
 
   std::vector<Outcome> outcomes;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "lazuli/device.h"
 #include "lazuli/settings.h"
 #include "passes/pass.h"
 #include "runtime/buffer.h"
@@ -19,6 +20,8 @@ struct ExecutionOptions {
   std::string cache_directory;         // the disk kernel cache; empty: memory only
   LogLevel log_level = LogLevel::Off;  // Info: one line per kernel launch
   std::string dump_directory;          // when set, each compiled kernel's IR and assembly go there
+  Device device = Device::cpu();       // a CUDA device runs the kernels there (runtime/cuda/)
+  int stream = 0;                      // the device's stream, for a CUDA device
 };
 
 /// What became of one graph output: its buffer, or why it could not be computed.

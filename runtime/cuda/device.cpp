@@ -9,8 +9,6 @@
 namespace lz::runtime::cuda {
 namespace {
 
-constexpr int kMaxCudaDevices = 64;
-
 /// cuMemAlloc and cuMemFree behind the caching allocator; "no memory left" is a 0 address, any
 /// other failure an error.
 AllocatorBackend device_memory(const CudaDevice& device) {

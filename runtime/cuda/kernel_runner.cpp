@@ -1,0 +1,190 @@
+#include "runtime/cuda/kernel_runner.h"
+
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "codegen/cpu/kernel_signature.h"
+#include "codegen/cuda/nvrtc.h"
+#include "codegen/cuda/source.h"
+#include "lazuli/error.h"
+#include "runtime/cuda/device.h"
+#include "runtime/cuda/launch_config.h"
+#include "runtime/statistics.h"
+#include "runtime/trace.h"
+
+namespace lz::runtime::cuda {
+namespace {
+
+/// A block of a CUDA device's memory owned by a buffer: given back to the allocator, on the
+/// stream it was used on, when the buffer goes.
+class CudaMemory final : public DeviceMemory {
+ public:
+  CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op)
+      : device_(device),
+        bytes_(bytes),
+        stream_(stream),
+        address_(device.allocator().allocate(bytes, stream, op)) {}
+  ~CudaMemory() override { device_.allocator().free(address_, bytes_, stream_); }
+
+  uint64_t address() const override { return address_; }
+  int device_index() const override { return device_.ordinal(); }
+  void copy_to_host(void* host, int64_t bytes) const override {
+    const CUstream stream = device_.stream(stream_);
+    device_.make_current();
+    check(
+        device_.driver(),
+        device_.driver().api.memcpy_dtoh_async(host, address_, static_cast<size_t>(bytes), stream),
+        "read", "cuMemcpyDtoHAsync");
+    device_.synchronize(stream, "read");
+  }
+
+ private:
+  CudaDevice& device_;
+  const int64_t bytes_;
+  const int stream_;
+  const uint64_t address_;
+};
+
+/// A kernel's entries loaded on one device.
+struct LoadedKernel {
+  codegen::cuda::CudaKernelSource source;
+  std::vector<CUfunction> functions;  // one per entry
+};
+
+/// Compiled kernels by device and exact key: a new scalar, seed or (flat kernels) size reuses
+/// the code, as on the CPU.
+class KernelCache {
+ public:
+  const LoadedKernel& find_or_compile(CudaDevice& device, const passes::Kernel& kernel) {
+    const bool flat = codegen::is_flat(kernel);
+    std::string key = codegen::kernel_key(kernel, flat);
+    std::lock_guard lock(mutex_);
+    auto& loaded = kernels_[{device.ordinal(), key}];
+    if (loaded != nullptr) {
+      counters().cache_hits.fetch_add(1, std::memory_order_relaxed);
+      return *loaded;
+    }
+    trace::Span span("compile", "compile cuda kernel");
+    char name[24];
+    std::snprintf(name, sizeof(name), "lz_%016llx",
+                  static_cast<unsigned long long>(std::hash<std::string>{}(key)));
+    auto made = std::make_unique<LoadedKernel>();
+    made->source = codegen::cuda::generate_cuda_source(kernel, name);
+    const codegen::cuda::CompiledCuda compiled = codegen::cuda::compile_cuda(
+        made->source.translation_unit(), device.properties().architecture());
+    const void* image = compiled.cubin.empty() ? static_cast<const void*>(compiled.ptx.c_str())
+                                               : compiled.cubin.data();
+    const CUmodule module = device.load_module(image);
+    for (const codegen::cuda::CudaEntry& entry : made->source.entries) {
+      made->functions.push_back(device.function(module, entry.symbol));
+    }
+    counters().cache_misses.fetch_add(1, std::memory_order_relaxed);
+    counters().kernels_compiled.fetch_add(1, std::memory_order_relaxed);
+    loaded = std::move(made);
+    return *loaded;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::pair<int, std::string>, std::unique_ptr<LoadedKernel>> kernels_;
+};
+
+KernelCache& kernel_cache() {
+  static auto* cache = new KernelCache();  // never destroyed: launches may run at exit
+  return *cache;
+}
+
+std::string op_of(const passes::Kernel& kernel) {
+  return std::string(ir::op_name(kernel.nodes.back()->op));
+}
+
+/// The device address of input `buffer`, copying host elements in first (the copy is held by
+/// `uploads` until the kernel is queued; stream order keeps it valid until it has been read).
+uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer, const std::string& op,
+                        std::vector<std::unique_ptr<CudaMemory>>& uploads) {
+  if (const DeviceMemory* memory = buffer.device_memory()) {
+    if (memory->device_index() != device.ordinal()) {
+      throw Error("[" + op + "] reads a tensor on cuda:" + std::to_string(memory->device_index()) +
+                  " while running on cuda:" + std::to_string(device.ordinal()) +
+                  "; move it with .to(lz::Device::cuda(" + std::to_string(device.ordinal()) + "))");
+    }
+    return memory->address();
+  }
+  const Buffer& host = buffer.host();
+  auto& upload =
+      uploads.emplace_back(std::make_unique<CudaMemory>(device, host.bytes(), stream, op));
+  check(
+      device.driver(),
+      device.driver().api.memcpy_htod_async(
+          upload->address(), host.data(), static_cast<size_t>(host.bytes()), device.stream(stream)),
+      op.c_str(), "cuMemcpyHtoDAsync");
+  return upload->address();
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kernel,
+                                                     std::span<const Buffer* const> inputs,
+                                                     int device_index, int stream) {
+  const std::string op = op_of(kernel);
+  if (!codegen::cuda::is_cuda_compilable(kernel)) {
+    throw Error("[" + op + "] cannot run on cuda:" + std::to_string(device_index) +
+                " yet (matmuls need cuBLAS, which lazuli does not call yet); compute it on "
+                "lz::Device::cpu()");
+  }
+  CudaDevice& device = cuda_device(device_index);
+  const LoadedKernel& loaded = kernel_cache().find_or_compile(device, kernel);
+  const CUstream cuda_stream = device.stream(stream);
+
+  // Parameter values in ABI order; each entry passes pointers to them.
+  std::vector<std::unique_ptr<CudaMemory>> uploads;
+  std::vector<uint64_t> buffers;
+  for (const Buffer* input : inputs) {
+    buffers.push_back(device_address(device, stream, *input, op, uploads));
+  }
+  std::vector<std::shared_ptr<Buffer>> outputs;
+  for (const ir::NodePtr& output : kernel.outputs) {
+    const int64_t bytes = output->size() * dtype_size(output->dtype);
+    auto memory = std::make_unique<CudaMemory>(device, bytes, stream, op);
+    buffers.push_back(memory->address());
+    outputs.push_back(Buffer::on_device(output->dtype, output->size(), std::move(memory)));
+  }
+  const std::vector<uint64_t> scalars = codegen::kernel_scalars(kernel);
+  std::unique_ptr<CudaMemory> workspace;
+  int64_t partial_blocks = 0;
+  const int multiprocessors = device.properties().multiprocessors;
+
+  for (size_t e = 0; e < loaded.source.entries.size(); ++e) {
+    const codegen::cuda::CudaEntry& entry = loaded.source.entries[e];
+    int64_t count = entry.kind == codegen::cuda::CudaEntry::Kind::Finish ? partial_blocks
+                    : entry.fixed_count >= 0
+                        ? entry.fixed_count
+                        : kernel.nodes[static_cast<size_t>(entry.range_node)]->size();
+    const int64_t blocks = grid_blocks(entry, count, multiprocessors);
+    if (entry.kind == codegen::cuda::CudaEntry::Kind::Partial) partial_blocks = blocks;
+    if (blocks == 0) continue;
+    if (entry.uses_workspace && workspace == nullptr) {
+      const int64_t words = (1 + std::max<int64_t>(partial_blocks, 1)) * loaded.source.state_slots;
+      workspace = std::make_unique<CudaMemory>(device, words * 8, stream, op);
+    }
+    std::vector<void*> parameters;
+    for (uint64_t& address : buffers) parameters.push_back(&address);
+    uint64_t workspace_address = workspace != nullptr ? workspace->address() : 0;
+    if (entry.uses_workspace) parameters.push_back(&workspace_address);
+    parameters.push_back(&count);
+    std::vector<uint64_t> scalar_values = scalars;
+    for (uint64_t& scalar : scalar_values) parameters.push_back(&scalar);
+    device.launch(loaded.functions[e], static_cast<unsigned>(blocks),
+                  static_cast<unsigned>(codegen::cuda::kCudaBlockSize), parameters.data(),
+                  cuda_stream, op.c_str());
+  }
+  return outputs;
+}
+
+void synchronize_cuda_stream(int device_index, int stream) {
+  CudaDevice& device = cuda_device(device_index);
+  device.synchronize(device.stream(stream), "cuda");
+}
+
+}  // namespace lz::runtime::cuda

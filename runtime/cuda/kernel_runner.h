@@ -1,0 +1,31 @@
+// Running a fused kernel on a CUDA device: its generated source (codegen/cuda/) compiled once
+// per device architecture, its entries queued on a CUDA stream over device memory from the
+// caching allocator. Host inputs (tensors created from host data) are copied in first.
+//
+// Everything is queued, nothing waited for: the caller synchronizes the stream once for a
+// whole launch (synchronize_cuda_stream), and device errors surface there. Memory freed before
+// that is reused only by later work on the same stream, which runs after what read it.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "passes/fusion_plan.h"
+#include "runtime/buffer.h"
+
+namespace lz::runtime::cuda {
+
+/// Queues `kernel` on stream `stream` of CUDA device `device`; returns its outputs' buffers
+/// (device memory written once the queued work runs). Throws lz::Error naming the op for what
+/// the device cannot run (a matmul: cuBLAS is not wired yet), for an input on another device,
+/// and for memory the allocator refuses.
+std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kernel,
+                                                     std::span<const Buffer* const> inputs,
+                                                     int device, int stream);
+
+/// Blocks until stream `stream` of CUDA device `device` has run everything queued on it;
+/// throws lz::Error with what the device reported (a kernel fault, say).
+void synchronize_cuda_stream(int device, int stream);
+
+}  // namespace lz::runtime::cuda

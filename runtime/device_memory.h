@@ -1,0 +1,21 @@
+// Memory of an accelerator holding a buffer's elements (runtime/cuda/ implements it): the buffer
+// owns it, and a blocking point that reads the buffer copies it to the host.
+#pragma once
+
+#include <cstdint>
+
+namespace lz::runtime {
+
+class DeviceMemory {
+ public:
+  virtual ~DeviceMemory() = default;  // gives the memory back to its device's allocator
+  /// The device address kernels read and write.
+  virtual uint64_t address() const = 0;
+  /// Which device ("cuda:0"), as CUDA devices are numbered.
+  virtual int device_index() const = 0;
+  /// Copies the first `bytes` to `host`, waiting for the work queued before on the memory's
+  /// stream. Throws lz::Error when the device reports a failure.
+  virtual void copy_to_host(void* host, int64_t bytes) const = 0;
+};
+
+}  // namespace lz::runtime
