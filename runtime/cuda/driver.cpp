@@ -43,6 +43,7 @@ bool resolve_all(void* library, DriverApi& api, std::string* why) {
          resolve(library, "cuMemcpyHtoDAsync_v2", api.memcpy_htod_async, why) &&
          resolve(library, "cuMemcpyDtoHAsync_v2", api.memcpy_dtoh_async, why) &&
          resolve(library, "cuMemcpyDtoDAsync_v2", api.memcpy_dtod_async, why) &&
+         resolve(library, "cuMemsetD8Async", api.memset_d8_async, why) &&
          resolve(library, "cuStreamCreate", api.stream_create, why) &&
          resolve(library, "cuStreamDestroy_v2", api.stream_destroy, why) &&
          resolve(library, "cuStreamSynchronize", api.stream_synchronize, why) &&

@@ -56,6 +56,7 @@ struct DriverApi {
   CUresult (*memcpy_htod_async)(CUdeviceptr to, const void* from, size_t bytes, CUstream stream);
   CUresult (*memcpy_dtoh_async)(void* to, CUdeviceptr from, size_t bytes, CUstream stream);
   CUresult (*memcpy_dtod_async)(CUdeviceptr to, CUdeviceptr from, size_t bytes, CUstream stream);
+  CUresult (*memset_d8_async)(CUdeviceptr to, unsigned char value, size_t bytes, CUstream stream);
   CUresult (*stream_create)(CUstream* stream, unsigned flags);
   CUresult (*stream_destroy)(CUstream stream);
   CUresult (*stream_synchronize)(CUstream stream);

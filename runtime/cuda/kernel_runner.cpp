@@ -8,6 +8,7 @@
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/source.h"
 #include "lazuli/error.h"
+#include "runtime/cuda/cublas_matmul.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/launch_config.h"
 #include "runtime/statistics.h"
@@ -128,16 +129,9 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
                                                      std::span<const Buffer* const> inputs,
                                                      int device_index, int stream) {
   const std::string op = op_of(kernel);
-  if (!codegen::cuda::is_cuda_compilable(kernel)) {
-    throw Error("[" + op + "] cannot run on cuda:" + std::to_string(device_index) +
-                " yet (matmuls need cuBLAS, which lazuli does not call yet); compute it on "
-                "lz::Device::cpu()");
-  }
   CudaDevice& device = cuda_device(device_index);
-  const LoadedKernel& loaded = kernel_cache().find_or_compile(device, kernel);
-  const CUstream cuda_stream = device.stream(stream);
 
-  // Parameter values in ABI order; each entry passes pointers to them.
+  // Parameter values in ABI order (inputs, then outputs); each entry passes pointers to them.
   std::vector<std::unique_ptr<CudaMemory>> uploads;
   std::vector<uint64_t> buffers;
   for (const Buffer* input : inputs) {
@@ -150,6 +144,22 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
     buffers.push_back(memory->address());
     outputs.push_back(Buffer::on_device(output->dtype, output->size(), std::move(memory)));
   }
+  // Fusion keeps each matmul a kernel of its own, for cuBLAS; its epilogue is the next kernel.
+  if (!codegen::cuda::is_cuda_compilable(kernel)) {
+    const ir::Node& node = *kernel.nodes.back();
+    if (kernel.nodes.size() != 1 || node.op != ir::Op::MatMul) {
+      throw Error("[" + op + "] has no CUDA code generator form");
+    }
+    // x @ x reads one input twice: find each operand among the kernel's inputs.
+    const auto operand = [&](int i) {
+      return buffers[static_cast<size_t>(
+          codegen::position_of(kernel.inputs, node.inputs[i].get()))];
+    };
+    cublas_matmul(device, stream, node, operand(0), operand(1), buffers[kernel.inputs.size()]);
+    return outputs;
+  }
+  const LoadedKernel& loaded = kernel_cache().find_or_compile(device, kernel);
+  const CUstream cuda_stream = device.stream(stream);
   const std::vector<uint64_t> scalars = codegen::kernel_scalars(kernel);
   std::unique_ptr<CudaMemory> workspace;
   int64_t partial_blocks = 0;

@@ -17,9 +17,9 @@
 namespace lz::runtime::cuda {
 
 /// Queues `kernel` on stream `stream` of CUDA device `device`; returns its outputs' buffers
-/// (device memory written once the queued work runs). Throws lz::Error naming the op for what
-/// the device cannot run (a matmul: cuBLAS is not wired yet), for an input on another device,
-/// and for memory the allocator refuses.
+/// (device memory written once the queued work runs); a matmul goes to cuBLAS
+/// (cublas_matmul.h). Throws lz::Error naming the op for what the device cannot run (an integer
+/// matmul), for an input on another device, and for memory the allocator refuses.
 std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kernel,
                                                      std::span<const Buffer* const> inputs,
                                                      int device, int stream);

@@ -1,7 +1,7 @@
 // Programs run on a CUDA device against the same programs on the CPU (skipped without a GPU):
 // elementwise chains of every dtype, views, reductions by thread, by block and split to one
 // value, random leaves, moves between devices both ways, clear errors for what the device does
-// not run, and two streams at once.
+// not run, matmuls through cuBLAS, and two streams at once.
 #include <gtest/gtest.h>
 
 #include <lazuli/lazuli.h>
@@ -156,14 +156,42 @@ TEST_F(CudaExecutionTest, TensorsMoveBetweenHostAndDevice) {
   EXPECT_EQ(on_gpu.to_vector<float>(), (std::vector<float>{10, 20, 30, 40}));
 }
 
-TEST_F(CudaExecutionTest, AMatmulIsRefusedNamingTheOpUntilCublasIsWired) {
+TEST_F(CudaExecutionTest, MatmulsGoThroughCublasWithTheirEpilogue) {
+  expect_same_on_both(
+      "float32 with bias and relu",
+      [] {
+        const lz::Tensor a = lz::random_uniform({300, 200}, 1, -1, 1);
+        const lz::Tensor b = lz::random_uniform({200, 150}, 2, -1, 1);
+        return lz::relu(lz::matmul(a, b) + lz::arange(0, 150) * 0.01f);
+      },
+      1e-4);
+  expect_same_on_both(
+      "float64, batched with a broadcast operand",
+      [] {
+        const lz::Tensor a = lz::astype(lz::random_uniform({3, 4, 40, 30}, 3), lz::float64);
+        const lz::Tensor b = lz::astype(lz::random_uniform({4, 30, 20}, 4), lz::float64);
+        return lz::matmul(a, b);
+      },
+      1e-12);
+  expect_same_on_both(
+      "x @ x",
+      [] {
+        const lz::Tensor x = lz::random_uniform({64, 64}, 5);
+        return lz::matmul(x, x);
+      },
+      1e-5);
+}
+
+TEST_F(CudaExecutionTest, AnIntegerMatmulIsRefusedNamingTheOpAndTheDeviceGoesOn) {
   lz::DeviceScope scope(lz::Device::cuda());
-  const lz::Tensor product = lz::matmul(lz::ones({4, 4}), lz::ones({4, 4}));
+  const lz::Tensor ints = lz::arange(0, 16, 1, lz::int32);
+  const lz::Tensor product = lz::matmul(lz::reshape(ints, {4, 4}), lz::reshape(ints, {4, 4}));
   try {
     product.wait_to_read();
     FAIL() << "expected lz::Error";
   } catch (const lz::Error& error) {
-    EXPECT_NE(std::string(error.what()).find("[matmul]"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find("[matmul] recorded at"), std::string::npos)
+        << error.what();
   }
   EXPECT_EQ((lz::ones({3}) * 2).to_vector<float>(), (std::vector<float>{2, 2, 2}))
       << "the device keeps working after the failure";

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/cuda/cublas_matmul.h"
 #include "runtime/cuda/driver.h"
 
 namespace {
@@ -52,6 +53,12 @@ TEST(CudaDriverTest, TheLoaderResolvesEveryEntryPointOfARealDriverLibrary) {
   // Every symbol resolved (a missing one would be reported instead), and the failure of cuInit
   // is described through the library's own cuGetErrorName.
   EXPECT_NE(why.find("cuInit failed: CUDA_ERROR_STUB_LIBRARY"), std::string::npos) << why;
+}
+
+TEST(CudaDriverTest, CublasLoadsWithEveryEntryPointLazuliCalls) {
+  if (stub_driver_path().empty()) GTEST_SKIP() << "no CUDA toolkit here";
+  std::string why;
+  EXPECT_TRUE(cuda::cublas_available(&why)) << why;
 }
 
 TEST(CudaDriverTest, AMissingLibraryIsReportedWithTheLoadersMessage) {

@@ -1,0 +1,192 @@
+#include "runtime/cuda/cublas_matmul.h"
+
+#include <dlfcn.h>
+
+#include <array>
+#include <limits>
+#include <mutex>
+#include <type_traits>
+#include <vector>
+
+#include "ir/printer.h"
+#include "lazuli/error.h"
+#include "runtime/interpreter_internal.h"
+
+namespace lz::runtime::cuda {
+namespace {
+
+using CublasHandle = struct cublasContext*;
+using CublasStatus = int;        // CUBLAS_STATUS_SUCCESS is 0
+constexpr int kNoTranspose = 0;  // CUBLAS_OP_N
+
+/// Entry points of libcublas, by their versioned symbol names (cublas_api.h).
+struct CublasApi {
+  CublasStatus (*create)(CublasHandle* handle);
+  CublasStatus (*set_stream)(CublasHandle handle, CUstream stream);
+  CublasStatus (*sgemm)(CublasHandle handle, int transa, int transb, int m, int n, int k,
+                        const float* alpha, const float* a, int lda, const float* b, int ldb,
+                        const float* beta, float* c, int ldc);
+  CublasStatus (*dgemm)(CublasHandle handle, int transa, int transb, int m, int n, int k,
+                        const double* alpha, const double* a, int lda, const double* b, int ldb,
+                        const double* beta, double* c, int ldc);
+  const char* (*status_string)(CublasStatus status);
+};
+
+template <class Function>
+bool resolve(void* library, const char* symbol, Function& entry, std::string& why) {
+  entry = reinterpret_cast<Function>(dlsym(library, symbol));
+  if (entry == nullptr) why = std::string("libcublas has no ") + symbol;
+  return entry != nullptr;
+}
+
+/// cuBLAS, loaded at the first matmul on a GPU; null (with why) when it cannot be.
+const CublasApi* cublas(std::string* why) {
+  static std::string failure;
+  static const CublasApi* const loaded = []() -> const CublasApi* {
+    void* library = nullptr;
+    for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                             "/usr/local/cuda/lib64/libcublas.so.13"}) {
+      library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (library != nullptr) break;
+    }
+    if (library == nullptr) {
+      failure = std::string("cannot load libcublas.so.13: ") + dlerror();
+      return nullptr;
+    }
+    auto* api = new CublasApi();
+    if (!resolve(library, "cublasCreate_v2", api->create, failure) ||
+        !resolve(library, "cublasSetStream_v2", api->set_stream, failure) ||
+        !resolve(library, "cublasSgemm_v2", api->sgemm, failure) ||
+        !resolve(library, "cublasDgemm_v2", api->dgemm, failure) ||
+        !resolve(library, "cublasGetStatusString", api->status_string, failure)) {
+      delete api;
+      return nullptr;
+    }
+    return api;
+  }();
+  if (loaded == nullptr && why != nullptr) *why = failure;
+  return loaded;
+}
+
+void check_cublas(const CublasApi& api, CublasStatus status, const ir::Node& node,
+                  const char* call) {
+  if (status == 0) return;
+  throw Error("[matmul] recorded at " + std::string(node.location.file_name()) + ":" +
+              std::to_string(node.location.line()) + ": " + call +
+              " failed: " + api.status_string(status));
+}
+
+/// One cuBLAS handle per device (created in its context), used under a lock: a handle is not
+/// to be shared by threads at once, and the stream is set before each product.
+struct DeviceHandle {
+  std::mutex mutex;
+  CublasHandle handle = nullptr;
+};
+
+DeviceHandle& handle_of(const CublasApi& api, CudaDevice& device, const ir::Node& node) {
+  static std::array<DeviceHandle, kMaxCudaDevices> handles;
+  DeviceHandle& entry = handles.at(static_cast<size_t>(device.ordinal()));
+  std::lock_guard lock(entry.mutex);
+  if (entry.handle == nullptr) {
+    device.make_current();
+    check_cublas(api, api.create(&entry.handle), node, "cublasCreate");
+  }
+  return entry;
+}
+
+/// C [m, n] = A [m, k] @ B [k, n], row-major: cuBLAS is column-major, so it computes
+/// C^T = B^T A^T, which in column-major terms is B (n x k, leading dimension n) times A.
+template <class T>
+void gemm(const CublasApi& api, CublasHandle handle, const ir::Node& node, uint64_t a, uint64_t b,
+          uint64_t c, int m, int k, int n) {
+  const T one = 1;
+  const T zero = 0;
+  const auto* a_data = reinterpret_cast<const T*>(a);
+  const auto* b_data = reinterpret_cast<const T*>(b);
+  auto* c_data = reinterpret_cast<T*>(c);
+  if constexpr (std::is_same_v<T, float>) {
+    check_cublas(api,
+                 api.sgemm(handle, kNoTranspose, kNoTranspose, n, m, k, &one, b_data, n, a_data, k,
+                           &zero, c_data, n),
+                 node, "cublasSgemm");
+  } else {
+    check_cublas(api,
+                 api.dgemm(handle, kNoTranspose, kNoTranspose, n, m, k, &one, b_data, n, a_data, k,
+                           &zero, c_data, n),
+                 node, "cublasDgemm");
+  }
+}
+
+template <class T>
+void multiply(const CublasApi& api, CublasHandle handle, const ir::Node& node, uint64_t a,
+              uint64_t b, uint64_t out) {
+  const Shape& a_shape = node.inputs[0]->shape;
+  const Shape& b_shape = node.inputs[1]->shape;
+  const int64_t m = a_shape[a_shape.size() - 2];
+  const int64_t k = a_shape[a_shape.size() - 1];
+  const int64_t n = b_shape[b_shape.size() - 1];
+  const Shape batch(node.shape.begin(), node.shape.end() - 2);
+  const auto element = static_cast<int64_t>(sizeof(T));
+  std::vector<int64_t> a_strides =
+      detail::broadcast_strides(Shape(a_shape.begin(), a_shape.end() - 2), batch);
+  std::vector<int64_t> b_strides =
+      detail::broadcast_strides(Shape(b_shape.begin(), b_shape.end() - 2), batch);
+  for (int64_t& stride : a_strides) stride *= m * k;
+  for (int64_t& stride : b_strides) stride *= k * n;
+  detail::walk_strided<2>(batch, {a_strides.data(), b_strides.data()}, {0, 0},
+                          [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
+                            gemm<T>(api, handle, node,
+                                    a + static_cast<uint64_t>(offset[0] * element),
+                                    b + static_cast<uint64_t>(offset[1] * element),
+                                    out + static_cast<uint64_t>(batch_index * m * n * element),
+                                    static_cast<int>(m), static_cast<int>(k), static_cast<int>(n));
+                          });
+}
+
+}  // namespace
+
+bool cublas_available(std::string* why) { return cublas(why) != nullptr; }
+
+void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, uint64_t a, uint64_t b,
+                   uint64_t out) {
+  const std::string where = "[matmul] recorded at " + std::string(node.location.file_name()) + ":" +
+                            std::to_string(node.location.line()) + ": ";
+  if (node.dtype != float32 && node.dtype != float64) {
+    throw Error(where + "a " + std::string(dtype_name(node.dtype)) +
+                " matmul cannot run on a CUDA device (cuBLAS multiplies float32 and float64); "
+                "compute it on lz::Device::cpu() or astype(float32) first");
+  }
+  std::string why;
+  const CublasApi* api = cublas(&why);
+  if (api == nullptr) throw Error(where + "cuBLAS is not available: " + why);
+  const Shape& a_shape = node.inputs[0]->shape;
+  const Shape& b_shape = node.inputs[1]->shape;
+  const int64_t m = a_shape[a_shape.size() - 2];
+  const int64_t k = a_shape[a_shape.size() - 1];
+  const int64_t n = b_shape[b_shape.size() - 1];
+  constexpr int64_t kMax = std::numeric_limits<int>::max();
+  if (m > kMax || k > kMax || n > kMax) {
+    throw Error(where + "a dimension of " + ir::type_text(node.dtype, node.shape) +
+                " exceeds cuBLAS's int; split the product");
+  }
+  if (node.size() == 0) return;
+  const CUstream cuda_stream = device.stream(stream);
+  if (k == 0) {  // an empty sum is 0; cuBLAS rejects a leading dimension of 0
+    check(device.driver(),
+          device.driver().api.memset_d8_async(
+              out, 0, static_cast<size_t>(node.size()) * dtype_size(node.dtype), cuda_stream),
+          "matmul", "cuMemsetD8Async");
+    return;
+  }
+  DeviceHandle& handle = handle_of(*api, device, node);
+  std::lock_guard lock(handle.mutex);
+  device.make_current();
+  check_cublas(*api, api->set_stream(handle.handle, cuda_stream), node, "cublasSetStream");
+  if (node.dtype == float32) {
+    multiply<float>(*api, handle.handle, node, a, b, out);
+  } else {
+    multiply<double>(*api, handle.handle, node, a, b, out);
+  }
+}
+
+}  // namespace lz::runtime::cuda
