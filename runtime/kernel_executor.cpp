@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -206,6 +207,41 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
   return true;
 }
 
+/// Queues `kernel` on its CUDA device (runtime/cuda/kernel_runner.h); logs it under LZ_LOG and
+/// writes its CUDA source, PTX, cubin and (with cuobjdump on the PATH) SASS under LZ_DUMP.
+std::vector<BufferPtr> run_on_cuda(const passes::Kernel& kernel, const ExecutionOptions& options,
+                                   const std::vector<const Buffer*>& inputs) {
+  const auto start = std::chrono::steady_clock::now();
+  const bool dumping = !options.dump_directory.empty();
+  cuda::CudaKernelReport report;
+  std::vector<BufferPtr> results = cuda::run_cuda_kernel(kernel, inputs, options.device.index(),
+                                                         options.stream, report, dumping);
+  if (dumping && !report.source.empty()) {
+    const std::filesystem::path stem = std::filesystem::path(options.dump_directory) /
+                                       ("kernel" + std::to_string(kernel.id) + "." + report.name);
+    std::filesystem::create_directories(options.dump_directory);
+    write_file(stem.string() + ".cu", report.source);
+    write_file(stem.string() + ".ptx", report.ptx);
+    if (!report.cubin.empty()) {
+      write_file(stem.string() + ".cubin", std::string(report.cubin.begin(), report.cubin.end()));
+      // SASS is the GPU's own assembly; only the toolkit's cuobjdump can print it.
+      const std::string command = "command -v cuobjdump >/dev/null 2>&1 && cuobjdump -sass '" +
+                                  stem.string() + ".cubin' > '" + stem.string() + ".sass'";
+      (void)std::system(command.c_str());
+    }
+  }
+  if (options.log_level != LogLevel::Off) {
+    std::fprintf(stderr,
+                 "[lazuli]   kernel %d %s on %s stream %d: %s entries=%d elements=%lld ops=%zu "
+                 "compile=%.3fms queue=%.3fms\n",
+                 kernel.id, report.name.c_str(), options.device.name().c_str(), options.stream,
+                 report.compiled ? "compiled" : "cached", report.entries_launched,
+                 static_cast<long long>(kernel.nodes.back()->size()), kernel.nodes.size(),
+                 report.compile_ms, milliseconds_since(start) - report.compile_ms);
+  }
+  return results;
+}
+
 /// Runs one kernel, compiled, through a library or interpreted, and puts its outputs into
 /// `written`.
 template <class BufferOf>
@@ -219,8 +255,7 @@ void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
     inputs.push_back(buffer_of(input.get(), std::unordered_map<const ir::Node*, BufferPtr>{}));
   }
   if (options.device.kind() == Device::Kind::Cuda) {
-    std::vector<BufferPtr> results =
-        cuda::run_cuda_kernel(kernel, inputs, options.device.index(), options.stream);
+    std::vector<BufferPtr> results = run_on_cuda(kernel, options, inputs);
     for (size_t i = 0; i < kernel.outputs.size(); ++i) {
       written[kernel.outputs[i].get()] = std::move(results[i]);
     }
@@ -318,6 +353,20 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
     return found == failed.end() ? nullptr : found->second;
   };
 
+  // Leaving early (out of memory in this bookkeeping) must still wait for the kernels queued on
+  // a CUDA device: the buffers they read go back to the allocator with this function's maps.
+  struct CudaQueue {
+    const ExecutionOptions& options;
+    bool synchronized = false;
+    ~CudaQueue() {
+      if (synchronized || options.device.kind() != Device::Kind::Cuda) return;
+      try {
+        cuda::synchronize_cuda_stream(options.device.index(), options.stream);
+      } catch (...) {  // the failure reaches the caller through the exception already leaving
+      }
+    }
+  } cuda_queue{options};
+
   for (int id : order) {
     const passes::Kernel& kernel = kernels[id];
     std::exception_ptr error;
@@ -343,6 +392,7 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
   // Kernels on a CUDA device were only queued: their failures (a fault, say) show up here, and
   // fail every output this launch computed.
   if (options.device.kind() == Device::Kind::Cuda) {
+    cuda_queue.synchronized = true;
     try {
       cuda::synchronize_cuda_stream(options.device.index(), options.stream);
     } catch (...) {

@@ -18,6 +18,7 @@
 
 #include "lazuli/error.h"
 #include "lazuli/inspect.h"
+#include "runtime/nvtx.h"
 
 namespace lz::runtime::trace {
 namespace {
@@ -293,6 +294,10 @@ void name_thread(std::string name) {
 uint64_t new_flow_id() { return last_flow_id.fetch_add(1, std::memory_order_relaxed) + 1; }
 
 Span::Span(const char* category, std::string_view name) {
+  if (nvtx::active()) {
+    nvtx::push(name);
+    nvtx_range_ = true;
+  }
   const uint64_t trace = running_trace();
   if (trace == kNoTrace) return;
   open_ = std::make_unique<detail::OpenSpan>();
@@ -301,6 +306,7 @@ Span::Span(const char* category, std::string_view name) {
 }
 
 Span::~Span() {
+  if (nvtx_range_) nvtx::pop();
   if (!open_) return;
   open_->span.duration = Clock::now() - open_->span.time;
   record(open_->trace, std::move(open_->span), std::move(open_->flows));

@@ -66,6 +66,7 @@ class Span {
 
  private:
   std::unique_ptr<detail::OpenSpan> open_;  // null when no trace ran at construction
+  bool nvtx_range_ = false;                 // an NVTX range was opened (runtime/nvtx.h)
 };
 
 /// A zero-duration marker on the calling thread's track ("ph":"i", thread scope); `category` must

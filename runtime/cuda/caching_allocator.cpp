@@ -85,9 +85,12 @@ void CachingAllocator::release_cached() {
 
 void CachingAllocator::release_cached_locked() {
   if (cached_.empty()) return;
-  for (const auto& [key, address] : cached_) backend_.release(address, key.size);
-  cached_.clear();
-  statistics_.bytes_cached = 0;
+  backend_.quiesce();
+  while (!cached_.empty()) {
+    const auto node = cached_.extract(cached_.begin());  // out of the cache before it is freed
+    statistics_.bytes_cached -= node.key().size;
+    backend_.release(node.mapped(), node.key().size);
+  }
   ++statistics_.cache_flushes;
 }
 

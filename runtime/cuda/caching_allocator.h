@@ -5,8 +5,9 @@
 // Stream-ordered reuse: a block freed on stream S may still be read by work queued on S, but any
 // work S runs later comes after that, so handing the block to the next allocation on S is safe
 // without waiting. Another stream would need an event; instead it never takes S's blocks, and
-// when memory runs short every cached block is returned to the device first (cuMemFree waits
-// for the device, so no queued work still reads them).
+// when memory runs short every cached block is returned to the device, after waiting for the
+// whole device to finish what it has queued (AllocatorBackend::quiesce): a cached block may
+// still be read by work queued before it was freed.
 //
 // The allocator itself knows nothing of CUDA: it gets and returns memory through a Backend, so
 // that its policy is tested on any machine (tests/runtime/cuda_allocator_test.cpp).
@@ -24,7 +25,11 @@ namespace lz::runtime::cuda {
 struct AllocatorBackend {
   /// Returns the address of `bytes` of fresh memory, or 0 when the device has none left.
   std::function<uint64_t(int64_t bytes)> allocate;
+  /// Must not throw.
   std::function<void(uint64_t address, int64_t bytes)> release;
+  /// Waits until no queued work can still read a cached block (the whole device is idle);
+  /// called before cached blocks go back. Must not throw.
+  std::function<void()> quiesce;
 };
 
 struct AllocatorStatistics {

@@ -76,20 +76,26 @@ void check_cublas(const CublasApi& api, CublasStatus status, const ir::Node& nod
               " failed: " + api.status_string(status));
 }
 
-/// One cuBLAS handle per device (created in its context), used under a lock: a handle is not
-/// to be shared by threads at once, and the stream is set before each product.
-struct DeviceHandle {
+/// One cuBLAS handle per device stream, created in the device's context and bound to the
+/// stream once: a handle's workspace serves one stream, so products queued on two streams never
+/// share it. Used under its lock (a handle is not for two threads at once).
+struct StreamHandle {
   std::mutex mutex;
   CublasHandle handle = nullptr;
 };
 
-DeviceHandle& handle_of(const CublasApi& api, CudaDevice& device, const ir::Node& node) {
-  static std::array<DeviceHandle, kMaxCudaDevices> handles;
-  DeviceHandle& entry = handles.at(static_cast<size_t>(device.ordinal()));
+StreamHandle& handle_of(const CublasApi& api, CudaDevice& device, int stream,
+                        const ir::Node& node) {
+  static std::array<StreamHandle, kMaxCudaDevices * kStreamsPerDevice> handles;
+  StreamHandle& entry =
+      handles.at(static_cast<size_t>(device.ordinal() * kStreamsPerDevice + stream));
   std::lock_guard lock(entry.mutex);
   if (entry.handle == nullptr) {
-    device.make_current();
-    check_cublas(api, api.create(&entry.handle), node, "cublasCreate");
+    const CUstream cuda_stream = device.stream(stream);  // makes the context current
+    CublasHandle created = nullptr;
+    check_cublas(api, api.create(&created), node, "cublasCreate");
+    check_cublas(api, api.set_stream(created, cuda_stream), node, "cublasSetStream");
+    entry.handle = created;
   }
   return entry;
 }
@@ -170,7 +176,7 @@ void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, uint64_
                 " exceeds cuBLAS's int; split the product");
   }
   if (node.size() == 0) return;
-  const CUstream cuda_stream = device.stream(stream);
+  const CUstream cuda_stream = device.stream(stream);  // makes the context current
   if (k == 0) {  // an empty sum is 0; cuBLAS rejects a leading dimension of 0
     check(device.driver(),
           device.driver().api.memset_d8_async(
@@ -178,10 +184,9 @@ void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, uint64_
           "matmul", "cuMemsetD8Async");
     return;
   }
-  DeviceHandle& handle = handle_of(*api, device, node);
+  StreamHandle& handle = handle_of(*api, device, stream, node);
   std::lock_guard lock(handle.mutex);
   device.make_current();
-  check_cublas(*api, api->set_stream(handle.handle, cuda_stream), node, "cublasSetStream");
   if (node.dtype == float32) {
     multiply<float>(*api, handle.handle, node, a, b, out);
   } else {

@@ -22,9 +22,13 @@ AllocatorBackend device_memory(const CudaDevice& device) {
             return address;
           },
           [&device](uint64_t address, int64_t) {
-            device.make_current();
-            // Freeing at exit may find the context gone; nothing is left to do then.
+            // Never throws: at exit the context may be gone, and nothing is left to do then.
+            (void)device.driver().api.ctx_set_current(device.context());
             (void)device.driver().api.mem_free(address);
+          },
+          [&device] {
+            (void)device.driver().api.ctx_set_current(device.context());
+            (void)device.driver().api.ctx_synchronize();
           }};
 }
 
@@ -47,10 +51,10 @@ void CudaDevice::make_current() const {
 }
 
 CUstream CudaDevice::stream(int index) {
+  make_current();  // whatever the caller does next with the stream needs the context
   std::lock_guard lock(mutex_);
   CUstream& stream = streams_.at(static_cast<size_t>(index));
   if (stream == nullptr) {
-    make_current();
     check(driver_, driver_.api.stream_create(&stream, kStreamNonBlocking), "cuda",
           "cuStreamCreate");
   }

@@ -26,11 +26,13 @@ class CudaDevice {
   int ordinal() const { return ordinal_; }
   const DeviceProperties& properties() const { return properties_; }
   const Driver& driver() const { return driver_; }
+  CUcontext context() const { return context_; }
 
   /// Makes this device's context current on the calling thread.
   void make_current() const;
   /// The CUDA stream behind lazuli stream `index` (0 <= index < kStreamsPerDevice), created at
-  /// first use; it does not synchronize with the legacy default stream.
+  /// first use; it does not synchronize with the legacy default stream. Makes the device's
+  /// context current on the calling thread.
   CUstream stream(int index);
   CachingAllocator& allocator() { return *allocator_; }
 

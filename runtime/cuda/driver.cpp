@@ -32,6 +32,7 @@ bool resolve_all(void* library, DriverApi& api, std::string* why) {
          resolve(library, "cuDevicePrimaryCtxRetain", api.primary_ctx_retain, why) &&
          resolve(library, "cuDevicePrimaryCtxRelease_v2", api.primary_ctx_release, why) &&
          resolve(library, "cuCtxSetCurrent", api.ctx_set_current, why) &&
+         resolve(library, "cuCtxSynchronize", api.ctx_synchronize, why) &&
          resolve(library, "cuModuleLoadData", api.module_load_data, why) &&
          resolve(library, "cuModuleUnload", api.module_unload, why) &&
          resolve(library, "cuModuleGetFunction", api.module_get_function, why) &&

@@ -42,6 +42,7 @@ struct DriverApi {
   CUresult (*primary_ctx_retain)(CUcontext* context, CUdevice device);
   CUresult (*primary_ctx_release)(CUdevice device);
   CUresult (*ctx_set_current)(CUcontext context);
+  CUresult (*ctx_synchronize)();
   CUresult (*module_load_data)(CUmodule* module, const void* image);
   CUresult (*module_unload)(CUmodule module);
   CUresult (*module_get_function)(CUfunction* function, CUmodule module, const char* name);

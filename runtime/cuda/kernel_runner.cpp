@@ -1,5 +1,6 @@
 #include "runtime/cuda/kernel_runner.h"
 
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <string>
@@ -26,7 +27,12 @@ class CudaMemory final : public DeviceMemory {
         bytes_(bytes),
         stream_(stream),
         address_(device.allocator().allocate(bytes, stream, op)) {}
-  ~CudaMemory() override { device_.allocator().free(address_, bytes_, stream_); }
+  ~CudaMemory() override {
+    try {
+      device_.allocator().free(address_, bytes_, stream_);
+    } catch (...) {  // no memory for the cache's bookkeeping: the block is lost, not the process
+    }
+  }
 
   uint64_t address() const override { return address_; }
   int device_index() const override { return device_.ordinal(); }
@@ -57,23 +63,42 @@ struct LoadedKernel {
 /// the code, as on the CPU.
 class KernelCache {
  public:
-  const LoadedKernel& find_or_compile(CudaDevice& device, const passes::Kernel& kernel) {
+  /// The loaded kernel; a miss compiles it (and fills the report's compile fields). With
+  /// `dump`, the report also gets the source, PTX and cubin (compiling again on a hit).
+  const LoadedKernel& find_or_compile(CudaDevice& device, const passes::Kernel& kernel,
+                                      CudaKernelReport& report, bool dump) {
     const bool flat = codegen::is_flat(kernel);
     std::string key = codegen::kernel_key(kernel, flat);
-    std::lock_guard lock(mutex_);
-    auto& loaded = kernels_[{device.ordinal(), key}];
-    if (loaded != nullptr) {
-      counters().cache_hits.fetch_add(1, std::memory_order_relaxed);
-      return *loaded;
-    }
-    trace::Span span("compile", "compile cuda kernel");
     char name[24];
     std::snprintf(name, sizeof(name), "lz_%016llx",
                   static_cast<unsigned long long>(std::hash<std::string>{}(key)));
+    report.name = name;
+    const std::string architecture = device.properties().architecture();
+    if (dump) {
+      const codegen::cuda::CudaKernelSource source =
+          codegen::cuda::generate_cuda_source(kernel, name);
+      report.source = source.translation_unit();
+      codegen::cuda::CompiledCuda compiled =
+          codegen::cuda::compile_cuda(report.source, architecture, /*want_ptx=*/true);
+      report.ptx = std::move(compiled.ptx);
+      report.cubin = std::move(compiled.cubin);
+    }
+    const std::pair<int, std::string> slot{device.ordinal(), std::move(key)};
+    {
+      std::lock_guard lock(mutex_);
+      if (auto found = kernels_.find(slot); found != kernels_.end()) {
+        counters().cache_hits.fetch_add(1, std::memory_order_relaxed);
+        return *found->second;
+      }
+    }
+    // Compiled outside the lock, so that launches of cached kernels never wait behind NVRTC;
+    // two threads missing the same kernel at once both compile it, and the first one is kept.
+    trace::Span span("compile", "compile cuda kernel");
+    const auto start = std::chrono::steady_clock::now();
     auto made = std::make_unique<LoadedKernel>();
     made->source = codegen::cuda::generate_cuda_source(kernel, name);
-    const codegen::cuda::CompiledCuda compiled = codegen::cuda::compile_cuda(
-        made->source.translation_unit(), device.properties().architecture());
+    const codegen::cuda::CompiledCuda compiled =
+        codegen::cuda::compile_cuda(made->source.translation_unit(), architecture);
     const void* image = compiled.cubin.empty() ? static_cast<const void*>(compiled.ptx.c_str())
                                                : compiled.cubin.data();
     const CUmodule module = device.load_module(image);
@@ -82,8 +107,11 @@ class KernelCache {
     }
     counters().cache_misses.fetch_add(1, std::memory_order_relaxed);
     counters().kernels_compiled.fetch_add(1, std::memory_order_relaxed);
-    loaded = std::move(made);
-    return *loaded;
+    report.compiled = true;
+    report.compile_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    std::lock_guard lock(mutex_);
+    return *kernels_.try_emplace(slot, std::move(made)).first->second;
   }
 
  private:
@@ -127,9 +155,11 @@ uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer, co
 
 std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kernel,
                                                      std::span<const Buffer* const> inputs,
-                                                     int device_index, int stream) {
+                                                     int device_index, int stream,
+                                                     CudaKernelReport& report, bool dump) {
   const std::string op = op_of(kernel);
   CudaDevice& device = cuda_device(device_index);
+  device.make_current();  // this thread may never have called the driver for this device
 
   // Parameter values in ABI order (inputs, then outputs); each entry passes pointers to them.
   std::vector<std::unique_ptr<CudaMemory>> uploads;
@@ -156,9 +186,10 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
           codegen::position_of(kernel.inputs, node.inputs[i].get()))];
     };
     cublas_matmul(device, stream, node, operand(0), operand(1), buffers[kernel.inputs.size()]);
+    report.name = "cuBLAS";
     return outputs;
   }
-  const LoadedKernel& loaded = kernel_cache().find_or_compile(device, kernel);
+  const LoadedKernel& loaded = kernel_cache().find_or_compile(device, kernel, report, dump);
   const CUstream cuda_stream = device.stream(stream);
   const std::vector<uint64_t> scalars = codegen::kernel_scalars(kernel);
   std::unique_ptr<CudaMemory> workspace;
@@ -185,6 +216,7 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
     parameters.push_back(&count);
     std::vector<uint64_t> scalar_values = scalars;
     for (uint64_t& scalar : scalar_values) parameters.push_back(&scalar);
+    ++report.entries_launched;
     device.launch(loaded.functions[e], static_cast<unsigned>(blocks),
                   static_cast<unsigned>(codegen::cuda::kCudaBlockSize), parameters.data(),
                   cuda_stream, op.c_str());

@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "passes/fusion_plan.h"
@@ -20,9 +21,21 @@ namespace lz::runtime::cuda {
 /// (device memory written once the queued work runs); a matmul goes to cuBLAS
 /// (cublas_matmul.h). Throws lz::Error naming the op for what the device cannot run (an integer
 /// matmul), for an input on another device, and for memory the allocator refuses.
+/// What running a kernel did, for LZ_LOG and LZ_DUMP.
+struct CudaKernelReport {
+  std::string name;       // lz_<hash>: its entries' prefix; "cuBLAS" for a matmul
+  bool compiled = false;  // compiled now (else found in the cache)
+  double compile_ms = 0;  // source generation + NVRTC + loading, when compiled
+  int entries_launched = 0;
+  std::string source;       // the CUDA source, when asked for (dump)
+  std::string ptx;          // its PTX, when asked for (dump)
+  std::vector<char> cubin;  // its cubin, when asked for (dump)
+};
+
 std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kernel,
                                                      std::span<const Buffer* const> inputs,
-                                                     int device, int stream);
+                                                     int device, int stream,
+                                                     CudaKernelReport& report, bool dump);
 
 /// Blocks until stream `stream` of CUDA device `device` has run everything queued on it;
 /// throws lz::Error with what the device reported (a kernel fault, say).

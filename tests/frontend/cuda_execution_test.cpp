@@ -6,10 +6,14 @@
 
 #include <lazuli/lazuli.h>
 
+#include <thread>
+
 #include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include "codegen/cuda/nvrtc.h"
 
 namespace {
 
@@ -21,6 +25,8 @@ class CudaExecutionTest : public ::testing::Test {
     if (!lz::cuda::is_available()) {
       GTEST_SKIP() << "no CUDA device: " << lz::cuda::unavailable_reason();
     }
+    std::string why;
+    if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
   }
 
   /// The program's values computed on `device`, as doubles.
@@ -214,6 +220,39 @@ TEST_F(CudaExecutionTest, TwoStreamsComputeIndependentWork) {
   lz::waitall();
   EXPECT_NEAR(a.item<float>(), 549755289600.0, 549755289600.0 * 1e-6);
   EXPECT_EQ(b.item<float>(), 523776.0f);
+}
+
+TEST_F(CudaExecutionTest, AStreamReadsWhatAnotherStreamWrote) {
+  lz::DeviceScope scope(lz::Device::cuda());
+  lz::Tensor a;
+  lz::Tensor b;
+  {
+    lz::StreamScope stream(0);
+    a = lz::arange(0, 1 << 20) * 3;
+    a.eval_async();
+  }
+  {
+    lz::StreamScope stream(1);
+    b = a * 2 + 1;  // queued on stream 1 while stream 0 may still be writing a
+    b.eval_async();
+  }
+  const std::vector<float> values = b.to_vector<float>();
+  for (size_t i = 0; i < values.size(); i += 4099) {
+    ASSERT_EQ(values[i], static_cast<float>(i) * 6 + 1) << "element " << i;
+  }
+}
+
+TEST_F(CudaExecutionTest, AnotherThreadUploadsReadsAndFreesDeviceMemory) {
+  // Each thread's first driver call must find the device's context current.
+  const lz::Tensor host = lz::arange(0, 4096);
+  float first = 0;
+  std::thread worker([&] {
+    lz::DeviceScope scope(lz::Device::cuda());
+    const lz::Tensor on_gpu = host.to(lz::Device::cuda()) + 1;
+    first = on_gpu.to_vector<float>()[10];
+  });
+  worker.join();
+  EXPECT_EQ(first, 11.0f);
 }
 
 }  // namespace

@@ -29,6 +29,7 @@ class FakeDevice {
     return {[this](int64_t bytes) -> uint64_t {
               std::lock_guard lock(mutex_);
               if (live_bytes_ + bytes > capacity_) return 0;
+              idle_ = false;
               live_bytes_ += bytes;
               const uint64_t address = next_;
               next_ += static_cast<uint64_t>(bytes);
@@ -38,8 +39,13 @@ class FakeDevice {
             [this](uint64_t address, int64_t bytes) {
               std::lock_guard lock(mutex_);
               EXPECT_EQ(live_.at(address), bytes) << "released with another size";
+              EXPECT_TRUE(idle_) << "a cached block went back before the device was idle";
               live_.erase(address);
               live_bytes_ -= bytes;
+            },
+            [this] {
+              std::lock_guard lock(mutex_);
+              idle_ = true;
             }};
   }
   int64_t live_bytes() {
@@ -51,6 +57,7 @@ class FakeDevice {
   std::mutex mutex_;
   const int64_t capacity_;
   int64_t live_bytes_ = 0;
+  bool idle_ = false;  // quiesced, and nothing allocated (so nothing queued) since
   uint64_t next_ = 0x10000;
   std::map<uint64_t, int64_t> live_;
 };
