@@ -1,5 +1,5 @@
-// A suite is one family of comparisons (fusion and async today; cuda later), each in its own
-// file, listed in suites.cpp.
+// A suite is one family of comparisons (fusion, async, cuda), each in its own file, listed in
+// suites.cpp.
 #pragma once
 
 #include <memory>
@@ -33,5 +33,6 @@ std::vector<std::unique_ptr<Suite>> make_suites();
 // One factory per suite file.
 std::unique_ptr<Suite> make_fusion_suite();
 std::unique_ptr<Suite> make_async_suite();
+std::unique_ptr<Suite> make_cuda_suite();
 
 }  // namespace lazuli_bench

@@ -6,6 +6,7 @@ std::vector<std::unique_ptr<Suite>> make_suites() {
   std::vector<std::unique_ptr<Suite>> suites;
   suites.push_back(make_fusion_suite());
   suites.push_back(make_async_suite());
+  suites.push_back(make_cuda_suite());
   return suites;
 }
 

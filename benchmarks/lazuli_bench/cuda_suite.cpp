@@ -1,0 +1,709 @@
+// The cuda suite: lazuli on a CUDA GPU against what the device itself can do, each experiment's
+// variants measured side by side in one run. Fused and unfused elementwise work against the
+// device-to-device copy bandwidth, lazuli's matmul against cuBLAS called directly, waiting after
+// every op against once at the end, and two streams overlapped against serialized.
+//
+// Only GPU work is timed: inputs are drawn on the device and computed before the clock, and each
+// timed run ends with wait_to_read() of its result, which waits for the device buffer and copies
+// nothing to the host (the first to_vector() does, after the clock, for the check). The device's
+// own baselines (the copy, cuBLAS) are queued on the CUDA stream behind lazuli's stream 0 and
+// timed to a synchronize of that stream, on the same wall clock.
+//
+// Without a CUDA device the suite prints why it skips and measures nothing.
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <source_location>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <lazuli/lazuli.h>
+
+#include "ir/node.h"
+#include "runtime/cuda/cublas_matmul.h"
+#include "runtime/cuda/device.h"
+#include "suite.h"
+#include "timing.h"
+#include "verification.h"
+#include "workloads.h"
+
+namespace lazuli_bench {
+namespace {
+
+namespace cuda = lz::runtime::cuda;
+
+// The default size: 64M float32 elements (256 MiB per tensor), far beyond every cache, so the
+// elementwise workloads measure memory bandwidth.
+constexpr int64_t kDefaultElements = int64_t{64} << 20;
+// The seed experiment's iterations at the default size; smaller sizes scale them down.
+constexpr int64_t kDefaultIterations = 10'000;
+constexpr int64_t kMinimumIterations = 100;
+// Small enough that per-iteration overhead dominates, as in MXNet's experiment.
+constexpr int64_t kVectorElements = 1000;
+// Each stream of the two-stream experiment works on size / this many elements: small enough
+// that one stream's kernels leave most of the GPU idle for the other's.
+constexpr int64_t kStreamElementsDivisor = 256;
+constexpr int64_t kMinimumStreamElements = 1024;
+// Units x = exp(log(x)) + 1 per launch of the two-stream experiment, and iterations per step.
+constexpr int kUnitsPerStep = 16;
+constexpr int64_t kIterationsPerStreamStep = 50;
+// Entries of a matmul's result checked against double-precision dot products.
+constexpr int kMatmulCheckedEntries = 64;
+// What lazuli should reach of the device's own figures.
+constexpr double kCopyTargetPercent = 85;
+constexpr double kMatmulTargetPercent = 95;
+// The lazuli stream whose CUDA stream the copy and cuBLAS baselines are queued on: the one
+// lazuli's own launches use by default.
+constexpr int kStream = 0;
+
+/// Sets lz::set_fusion for a scope. lazuli has no getter for the setting, so the scope ends by
+/// restoring the default, fusion on.
+class ScopedFusion {
+ public:
+  explicit ScopedFusion(bool enabled) { lz::set_fusion(enabled); }
+  ~ScopedFusion() { lz::set_fusion(true); }
+  ScopedFusion(const ScopedFusion&) = delete;
+  ScopedFusion& operator=(const ScopedFusion&) = delete;
+};
+
+/// What the experiments derive from one size given on the command line.
+struct Plan {
+  int64_t elements = 0;  // the size given: elements of the elementwise workloads
+  std::string size_label;
+  int64_t matmul_side = 0;  // the power of two at or below sqrt(size) / 2: 4096 at 64M
+  int64_t iterations = 0;   // 10,000 x size / 64M, at least 100
+  int warmup = 1;
+  int repeat = 1;
+};
+
+Plan make_plan(const Size& size, const Options& options) {
+  Plan plan;
+  plan.elements = size.elements;
+  plan.size_label = size.label;
+  const auto half_root = static_cast<uint64_t>(std::sqrt(static_cast<double>(size.elements)) / 2);
+  plan.matmul_side = std::max<int64_t>(16, static_cast<int64_t>(std::bit_floor(half_root)));
+  plan.iterations =
+      std::max<int64_t>(kMinimumIterations, std::llround(static_cast<double>(kDefaultIterations) *
+                                                         static_cast<double>(size.elements) /
+                                                         static_cast<double>(kDefaultElements)));
+  plan.warmup = options.warmup;
+  plan.repeat = options.repeat;
+  return plan;
+}
+
+/// The median of a variant's runs and the kernels lazuli launched per run.
+struct Timing {
+  double median_ms = 0;
+  double kernels_per_run = 0;
+};
+
+/// Times `timed_run` as median_milliseconds does, after at least one warm-up run so that kernels
+/// are compiled (or loaded) and device memory is allocated before the clock runs. Each run must
+/// finish its work before it returns, so that the counters are complete.
+Timing time_runs(const Plan& plan, const std::function<double()>& timed_run) {
+  const int warmup = std::max(plan.warmup, 1);
+  const lz::Stats before = lz::stats();
+  Timing timing;
+  timing.median_ms = median_milliseconds(warmup, plan.repeat, timed_run);
+  const lz::Stats counted = stats_difference(lz::stats(), before);
+  timing.kernels_per_run =
+      static_cast<double>(counted.kernels_launched) / static_cast<double>(warmup + plan.repeat);
+  return timing;
+}
+
+std::string format(const char* pattern, double value) {
+  char text[96];
+  std::snprintf(text, sizeof(text), pattern, value);
+  return text;
+}
+
+/// A row of `workload`; `bytes` is what the GB/s column counts. `lazuli` rows show the kernels
+/// launched per run; the device's own baselines have none to show.
+Row make_row(const std::string& workload, const std::string& size, const std::string& shape,
+             const std::string& variant, const Timing& timing, int64_t bytes, bool lazuli) {
+  Row row;
+  row.suite = "cuda";
+  row.workload = workload;
+  row.size = size;
+  row.shape = shape;
+  row.variant = variant;
+  row.median_ms = timing.median_ms;
+  row.minimal_bytes = bytes;
+  if (lazuli) row.kernels_per_run = timing.kernels_per_run;
+  return row;
+}
+
+/// Fills the row's check from comparing `actual` with `expected`; `remark` follows an "ok".
+void check(Row& row, const std::vector<float>& actual, const std::vector<float>& expected,
+           const std::string& remark = "") {
+  const Comparison comparison = compare(actual, expected);
+  row.check = describe(comparison, actual, expected);
+  row.mismatch = !comparison.matches;
+  if (comparison.matches && !remark.empty()) row.check += "; " + remark;
+}
+
+/// Makes every row of an experiment report its time relative to `reference`'s.
+void set_reference(std::vector<Row>& rows, const Row& reference) {
+  for (Row& row : rows) row.hand_ms = reference.median_ms;
+}
+
+double per_iteration_us(double milliseconds, int64_t iterations) {
+  return milliseconds * 1e3 / static_cast<double>(iterations);
+}
+
+/// A block of device memory from the device's caching allocator, for work on kStream; given back
+/// to that stream's cache when destroyed (after the work using it has been synchronized).
+class DeviceBlock {
+ public:
+  DeviceBlock(cuda::CudaDevice& device, int64_t elements)
+      : device_(device),
+        bytes_(elements * static_cast<int64_t>(sizeof(float))),
+        address_(device.allocator().allocate(bytes_, kStream, "cuda suite")) {}
+  ~DeviceBlock() { device_.allocator().free(address_, bytes_, kStream); }
+  DeviceBlock(const DeviceBlock&) = delete;
+  DeviceBlock& operator=(const DeviceBlock&) = delete;
+
+  uint64_t address() const { return address_; }
+  int64_t bytes() const { return bytes_; }
+
+  /// Copies `values` (bytes() of them) in and waits for the copy.
+  void upload(const std::vector<float>& values) {
+    device_.make_current();
+    cuda::check(device_.driver(),
+                device_.driver().api.memcpy_htod_async(
+                    address_, values.data(), static_cast<size_t>(bytes_), device_.stream(kStream)),
+                "cuda suite", "cuMemcpyHtoDAsync");
+    device_.synchronize(device_.stream(kStream), "cuda suite");
+  }
+
+  /// The block's elements, after the work queued on kStream before.
+  std::vector<float> download() const {
+    std::vector<float> values(static_cast<size_t>(bytes_) / sizeof(float));
+    device_.make_current();
+    cuda::check(device_.driver(),
+                device_.driver().api.memcpy_dtoh_async(
+                    values.data(), address_, static_cast<size_t>(bytes_), device_.stream(kStream)),
+                "cuda suite", "cuMemcpyDtoHAsync");
+    device_.synchronize(device_.stream(kStream), "cuda suite");
+    return values;
+  }
+
+ private:
+  cuda::CudaDevice& device_;
+  const int64_t bytes_;
+  const uint64_t address_;
+};
+
+/// Computes `tensors` on their device and waits for them, so that no clock includes it.
+void compute(const std::vector<lz::Tensor>& tensors) {
+  lz::eval_async(tensors);
+  for (const lz::Tensor& tensor : tensors) tensor.wait_to_read();
+}
+
+// ---- 1. Fused and unfused elementwise work against the copy bandwidth ------------------------
+
+/// The fusion suite's workload `name`.
+const Workload& fusion_workload(const std::string& name) {
+  for (const Workload& workload : fusion_workloads()) {
+    if (name == workload.name) return workload;
+  }
+  throw std::logic_error("cuda suite: the fusion suite has no workload " + name);
+}
+
+/// The inputs of `problem`, drawn on the GPU (the calling thread's default device) and computed
+/// there. Tensor::to(cuda) of a host tensor would keep its host buffer, which every kernel that
+/// reads it copies in again, so each timed run would include the upload.
+std::vector<lz::Tensor> device_inputs(const Problem& problem) {
+  std::vector<lz::Tensor> inputs;
+  uint64_t seed = 1;
+  for (const InputSpec& spec : problem.inputs) {
+    inputs.push_back(lz::random_uniform(spec.shape, seed++, spec.low, spec.high));
+  }
+  compute(inputs);
+  return inputs;
+}
+
+/// The time of one run of `build` on `inputs`, from recording to wait_to_read() of the result,
+/// which it leaves in `result` (the previous one freed before the clock starts).
+std::function<double()> timed_build(const Workload& workload, const std::vector<lz::Tensor>& inputs,
+                                    lz::Tensor& result) {
+  return [&workload, &inputs, &result] {
+    result = lz::Tensor();
+    const Stopwatch stopwatch;
+    lz::Tensor computed = workload.build(inputs);
+    computed.wait_to_read();
+    const double milliseconds = stopwatch.milliseconds();
+    result = std::move(computed);
+    return milliseconds;
+  };
+}
+
+/// The device-to-device copy of size floats: the bandwidth the elementwise rows are measured
+/// against. The source holds `source`, which must arrive unchanged.
+Row measure_copy(const Plan& plan, cuda::CudaDevice& device, const std::vector<float>& source) {
+  DeviceBlock from(device, plan.elements);
+  DeviceBlock to(device, plan.elements);
+  from.upload(source);
+  const Timing timing = time_runs(plan, [&] {
+    const Stopwatch stopwatch;
+    device.make_current();
+    cuda::check(device.driver(),
+                device.driver().api.memcpy_dtod_async(to.address(), from.address(),
+                                                      static_cast<size_t>(from.bytes()),
+                                                      device.stream(kStream)),
+                "cuda suite", "cuMemcpyDtoDAsync");
+    device.synchronize(device.stream(kStream), "cuda suite");
+    return stopwatch.milliseconds();
+  });
+  // A copy reads and writes every byte once.
+  Row row = make_row("copy", plan.size_label, lz::shape_string({plan.elements}),
+                     "cuMemcpyDtoDAsync", timing, 2 * from.bytes(), /*lazuli=*/false);
+  check(row, to.download(), source, "the device's copy bandwidth");
+  return row;
+}
+
+/// Fused and unfused rows of the fusion suite's `name`, checked against its hand-written loop
+/// on the host; `copy_gb_per_s` is the bandwidth the fused row is a percentage of.
+std::vector<Row> measure_fusion_workload(const Plan& plan, const std::string& name,
+                                         double copy_gb_per_s, bool has_target) {
+  const Workload& workload = fusion_workload(name);
+  const Problem problem = workload.problem(plan.elements);
+  const std::vector<lz::Tensor> inputs = device_inputs(problem);
+  std::vector<std::vector<float>> host_inputs;
+  std::vector<const float*> input_data;
+  for (const lz::Tensor& input : inputs) host_inputs.push_back(input.to_vector<float>());
+  for (const std::vector<float>& values : host_inputs) input_data.push_back(values.data());
+  std::vector<float> expected(static_cast<size_t>(lz::shape_size(problem.output)));
+  workload.hand(problem, input_data, expected.data());
+  host_inputs.clear();  // the reference no longer needs them; the device inputs stay
+
+  lz::Tensor result;
+  const Timing fused = time_runs(plan, timed_build(workload, inputs, result));
+  Row fused_row = make_row(name, plan.size_label, problem.shape_label, "lazuli fused", fused,
+                           problem.minimal_bytes(), /*lazuli=*/true);
+  const double percent = fused_row.gigabytes_per_second().value_or(0) / copy_gb_per_s * 100;
+  check(fused_row, result.to_vector<float>(), expected,
+        format("%.0f%% of the copy's GB/s", percent) +
+            (has_target ? format(" (target >= %.0f%%)", kCopyTargetPercent) : ""));
+  if (has_target && percent < kCopyTargetPercent) fused_row.check += ", BELOW TARGET";
+
+  Timing unfused;
+  {
+    const ScopedFusion fusion_off(false);
+    unfused = time_runs(plan, timed_build(workload, inputs, result));
+  }
+  Row unfused_row = make_row(name, plan.size_label, problem.shape_label, "lazuli unfused", unfused,
+                             problem.minimal_bytes(), /*lazuli=*/true);
+  check(unfused_row, result.to_vector<float>(), expected,
+        format("%.0f%% of the copy's GB/s",
+               unfused_row.gigabytes_per_second().value_or(0) / copy_gb_per_s * 100));
+
+  std::vector<Row> rows = {fused_row, unfused_row};
+  set_reference(rows, fused_row);
+  return rows;
+}
+
+std::vector<Row> measure_elementwise(const Plan& plan, cuda::CudaDevice& device) {
+  Row copy_row = measure_copy(plan, device, random_input({"a", {plan.elements}, 0.5f, 1.5f}, 1));
+  copy_row.hand_ms = copy_row.median_ms;
+  const double copy_gb_per_s = copy_row.gigabytes_per_second().value_or(0);
+
+  std::vector<Row> rows = {copy_row};
+  for (Row& row : measure_fusion_workload(plan, "chain7", copy_gb_per_s, /*has_target=*/true)) {
+    rows.push_back(std::move(row));
+  }
+  for (Row& row : measure_fusion_workload(plan, "softmax", copy_gb_per_s, /*has_target=*/false)) {
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+// ---- 2. lazuli's matmul against cuBLAS called directly ---------------------------------------
+
+std::vector<int64_t> sampled_entries(int64_t side) {
+  // Rows and columns stepped by primes, so the entries spread over the whole result.
+  std::vector<int64_t> entries;
+  for (int64_t i = 0; i < kMatmulCheckedEntries; ++i) {
+    entries.push_back((i * 7919 % side) * side + i * 104729 % side);
+  }
+  return entries;
+}
+
+std::vector<float> sampled_products(const std::vector<float>& a, const std::vector<float>& b,
+                                    int64_t side, const std::vector<int64_t>& entries) {
+  std::vector<float> products;
+  for (const int64_t entry : entries) {
+    const int64_t row = entry / side;
+    const int64_t column = entry % side;
+    double sum = 0;
+    for (int64_t k = 0; k < side; ++k) {
+      sum += static_cast<double>(a[row * side + k]) * b[k * side + column];
+    }
+    products.push_back(static_cast<float>(sum));
+  }
+  return products;
+}
+
+std::vector<float> sampled(const std::vector<float>& values, const std::vector<int64_t>& entries) {
+  std::vector<float> picked;
+  for (const int64_t entry : entries) picked.push_back(values[entry]);
+  return picked;
+}
+
+/// The MatMul node cublas_matmul reads its shapes and dtype from: [side, side] @ [side, side].
+lz::ir::NodePtr matmul_node(int64_t side) {
+  auto operand = [side] {
+    lz::ir::NodePtr node = lz::ir::new_node();
+    node->dtype = lz::float32;
+    node->shape = {side, side};
+    node->device = lz::Device::cuda();
+    return node;
+  };
+  lz::ir::NodePtr node = lz::ir::new_node();
+  node->op = lz::ir::Op::MatMul;
+  node->dtype = lz::float32;
+  node->shape = {side, side};
+  node->device = lz::Device::cuda();
+  node->inputs = {operand(), operand()};
+  node->location = std::source_location::current();
+  return node;
+}
+
+std::vector<Row> measure_matmul(const Plan& plan, cuda::CudaDevice& device) {
+  const int64_t side = plan.matmul_side;
+  const lz::Tensor a = lz::random_uniform({side, side}, 11, -1, 1);
+  const lz::Tensor b = lz::random_uniform({side, side}, 12, -1, 1);
+  compute({a, b});
+  const std::vector<float> a_values = a.to_vector<float>();
+  const std::vector<float> b_values = b.to_vector<float>();
+  const std::vector<int64_t> entries = sampled_entries(side);
+  const std::vector<float> expected = sampled_products(a_values, b_values, side, entries);
+  const double flops =
+      2.0 * static_cast<double>(side) * static_cast<double>(side) * static_cast<double>(side);
+  const int64_t bytes = 3 * side * side * static_cast<int64_t>(sizeof(float));
+  const std::string size = std::to_string(side) + "^3";
+  const std::string shape = lz::shape_string({side, side});
+  auto tflops = [flops](const Timing& timing) { return flops / (timing.median_ms * 1e9); };
+
+  Timing direct;
+  std::vector<float> direct_result;
+  {
+    DeviceBlock a_block(device, side * side);
+    DeviceBlock b_block(device, side * side);
+    DeviceBlock c_block(device, side * side);
+    a_block.upload(a_values);
+    b_block.upload(b_values);
+    const lz::ir::NodePtr node = matmul_node(side);
+    direct = time_runs(plan, [&] {
+      const Stopwatch stopwatch;
+      cuda::cublas_matmul(device, kStream, *node, a_block.address(), b_block.address(),
+                          c_block.address());
+      device.synchronize(device.stream(kStream), "matmul");
+      return stopwatch.milliseconds();
+    });
+    direct_result = c_block.download();
+  }
+  Row direct_row = make_row("matmul", size, shape, "cuBLAS", direct, bytes, /*lazuli=*/false);
+  check(direct_row, sampled(direct_result, entries), expected,
+        format("%.1f TFLOP/s", tflops(direct)));
+
+  lz::Tensor result;
+  const Timing lazuli = time_runs(plan, [&] {
+    result = lz::Tensor();  // frees the previous product outside the clock
+    const Stopwatch stopwatch;
+    lz::Tensor product = lz::matmul(a, b);
+    product.wait_to_read();
+    const double milliseconds = stopwatch.milliseconds();
+    result = std::move(product);
+    return milliseconds;
+  });
+  Row lazuli_row = make_row("matmul", size, shape, "lazuli", lazuli, bytes, /*lazuli=*/true);
+  const double percent = tflops(lazuli) / tflops(direct) * 100;
+  check(lazuli_row, sampled(result.to_vector<float>(), entries), expected,
+        format("%.1f TFLOP/s, ", tflops(lazuli)) + format("%.0f%% of cuBLAS's", percent) +
+            format(" (target >= %.0f%%)", kMatmulTargetPercent));
+  if (percent < kMatmulTargetPercent) lazuli_row.check += ", BELOW TARGET";
+
+  std::vector<Row> rows = {direct_row, lazuli_row};
+  set_reference(rows, direct_row);
+  return rows;
+}
+
+// ---- 3. y = x + 1 with a wait after each, or one waitall --------------------------------------
+
+std::vector<Row> measure_wait_each(const Plan& plan) {
+  const lz::Tensor x = lz::arange(0, static_cast<double>(kVectorElements));
+  x.wait_to_read();
+  std::vector<float> expected(kVectorElements);
+  for (int64_t i = 0; i < kVectorElements; ++i) expected[i] = static_cast<float>(i) + 1;
+  const std::string size = std::to_string(plan.iterations);
+  const std::string shape = lz::shape_string(x.shape());
+  const int64_t bytes = plan.iterations * 2 * kVectorElements * 4;  // x read, y written
+
+  lz::Tensor y;
+  const Timing sync = time_runs(plan, [&] {
+    const Stopwatch stopwatch;
+    for (int64_t i = 0; i < plan.iterations; ++i) {
+      y = x + 1;
+      y.wait_to_read();
+    }
+    return stopwatch.milliseconds();
+  });
+  const std::vector<float> sync_result = y.to_vector<float>();
+
+  const Timing async = time_runs(plan, [&] {
+    const Stopwatch stopwatch;
+    for (int64_t i = 0; i < plan.iterations; ++i) y = x + 1;
+    lz::waitall();
+    return stopwatch.milliseconds();
+  });
+  Row async_row = make_row("wait_each", size, shape, "async", async, bytes, /*lazuli=*/true);
+  check(async_row, y.to_vector<float>(), expected,
+        format("%.2f us per iteration", per_iteration_us(async.median_ms, plan.iterations)));
+
+  // Each y above replaces the last, so lazuli computes only the final one (and keeping every y
+  // would not help: they are one expression, which common-subexpression elimination computes
+  // once). A kernel per iteration needs a chain, y = y + 1, and without fusion, which would put
+  // up to 64 of its ops in one kernel.
+  Timing chain;
+  {
+    const ScopedFusion fusion_off(false);
+    chain = time_runs(plan, [&] {
+      y = x;
+      const Stopwatch stopwatch;
+      for (int64_t i = 0; i < plan.iterations; ++i) y = y + 1;
+      lz::waitall();
+      return stopwatch.milliseconds();
+    });
+  }
+  Row chain_row =
+      make_row("wait_each", size, shape, "chain, unfused", chain, bytes, /*lazuli=*/true);
+  std::vector<float> chain_expected = expected;
+  for (float& value : chain_expected) value += static_cast<float>(plan.iterations - 1);
+  check(chain_row, y.to_vector<float>(), chain_expected,
+        format("%.2f us per kernel launched",
+               chain.median_ms * 1e3 / std::max(chain.kernels_per_run, 1.0)));
+
+  Row sync_row = make_row("wait_each", size, shape, "sync", sync, bytes, /*lazuli=*/true);
+  check(sync_row, sync_result, expected,
+        format("%.1f us per iteration, ", per_iteration_us(sync.median_ms, plan.iterations)) +
+            format("%.1fx async", sync.median_ms / async.median_ms));
+
+  std::vector<Row> rows = {async_row, sync_row, chain_row};
+  set_reference(rows, async_row);
+  return rows;
+}
+
+// ---- 4. Two streams overlapped or serialized --------------------------------------------------
+
+/// Initial values 1 + i / n on the GPU, computed.
+lz::Tensor initial_values(int64_t elements) {
+  const auto n = static_cast<double>(elements);
+  lz::Tensor values = 1 + lz::arange(0, n) / n;
+  values.wait_to_read();
+  return values;
+}
+
+/// Records one step, x = exp(log(x)) + 1 kUnitsPerStep times, and launches it on the calling
+/// thread's stream. Their round trip keeps the result known: x + kUnitsPerStep.
+void launch_step(lz::Tensor& x) {
+  for (int unit = 0; unit < kUnitsPerStep; ++unit) x = lz::exp(lz::log(x)) + 1;
+  x.eval_async();
+}
+
+void check_steps(Row& row, const std::vector<lz::Tensor>& results, int64_t elements, int64_t steps,
+                 const std::string& remark = "") {
+  const auto n = static_cast<float>(elements);
+  const auto added = static_cast<float>(steps * kUnitsPerStep);
+  std::vector<float> expected;
+  std::vector<float> actual;
+  for (const lz::Tensor& result : results) {
+    const std::vector<float> values = result.to_vector<float>();
+    actual.insert(actual.end(), values.begin(), values.end());
+    for (int64_t i = 0; i < elements; ++i) {
+      expected.push_back(1 + static_cast<float>(i) / n + added);
+    }
+  }
+  check(row, actual, expected, remark);
+}
+
+std::vector<Row> measure_streams(const Plan& plan) {
+  const int64_t elements = std::max(kMinimumStreamElements, plan.elements / kStreamElementsDivisor);
+  const int64_t steps = std::max<int64_t>(1, plan.iterations / kIterationsPerStreamStep);
+  const std::vector<lz::Tensor> initial = {initial_values(elements), initial_values(elements)};
+  const std::string shape = "2 x " + lz::shape_string({elements});
+  // Per unit and stream, as written: log and exp (one tensor in, one out), the + 1 (likewise).
+  const int64_t bytes = 2 * steps * kUnitsPerStep * 3 * 2 * elements * 4;
+  const std::string size = std::to_string(steps);
+  std::vector<lz::Tensor> results;
+
+  const Timing serialized = time_runs(plan, [&] {
+    results = initial;
+    const Stopwatch stopwatch;
+    for (int stream = 0; stream < 2; ++stream) {
+      const lz::StreamScope scope(stream);
+      for (int64_t step = 0; step < steps; ++step) launch_step(results[stream]);
+      lz::waitall();
+    }
+    return stopwatch.milliseconds();
+  });
+  Row serialized_row =
+      make_row("streams", size, shape, "serialized", serialized, bytes, /*lazuli=*/true);
+  check_steps(serialized_row, results, elements, steps);
+
+  // Steps alternate between the streams so that both have work from the start; a loop per
+  // stream would fill LZ_MAX_IN_FLIGHT with the first stream's launches and wait for them.
+  const Timing overlapped = time_runs(plan, [&] {
+    results = initial;
+    const Stopwatch stopwatch;
+    for (int64_t step = 0; step < steps; ++step) {
+      for (int stream = 0; stream < 2; ++stream) {
+        const lz::StreamScope scope(stream);
+        launch_step(results[stream]);
+      }
+    }
+    lz::waitall();
+    return stopwatch.milliseconds();
+  });
+  Row overlapped_row =
+      make_row("streams", size, shape, "overlapped", overlapped, bytes, /*lazuli=*/true);
+  check_steps(overlapped_row, results, elements, steps,
+              format("%.2fx speed-up", serialized.median_ms / overlapped.median_ms));
+
+  std::vector<Row> rows = {overlapped_row, serialized_row};
+  set_reference(rows, overlapped_row);
+  return rows;
+}
+
+// ---- The suite --------------------------------------------------------------------------------
+
+struct Experiment {
+  const char* name;
+  const char* description;  // for --list
+  std::vector<Row> (*measure)(const Plan& plan, cuda::CudaDevice& device);
+  bool needs_cublas = false;
+};
+
+const std::vector<Experiment>& experiments() {
+  static const std::vector<Experiment> all = {
+      {"elementwise",
+       "chain7 ((a*b+c)*a-b)*0.5+c*c and softmax over rows, size elements: lazuli fused and "
+       "unfused GB/s against cuMemcpyDtoDAsync of size floats",
+       measure_elementwise},
+      {"matmul",
+       "float32 matmul, side sqrt(size)/2 (4096 at 64M): lazuli vs cuBLAS called directly",
+       measure_matmul, /*needs_cublas=*/true},
+      {"wait_each",
+       "y = x + 1 (1000 floats), 10,000 x size/64M times: y.wait_to_read() after each vs one "
+       "waitall; y = y + 1 unfused for the time per kernel launched",
+       [](const Plan& plan, cuda::CudaDevice&) { return measure_wait_each(plan); }},
+      {"streams",
+       "16 x = exp(log(x)) + 1 per step on size/256 floats on each of streams 0 and 1: "
+       "overlapped vs serialized by a waitall",
+       [](const Plan& plan, cuda::CudaDevice&) { return measure_streams(plan); }},
+  };
+  return all;
+}
+
+class CudaSuite : public Suite {
+ public:
+  std::string_view name() const override { return "cuda"; }
+  std::string_view description() const override {
+    return "lazuli on a CUDA GPU against the device's copy bandwidth and cuBLAS, sync vs async, "
+           "two streams; size = elements (skips without a GPU)";
+  }
+  std::vector<std::string> workload_lines() const override {
+    std::vector<std::string> lines;
+    for (const Experiment& experiment : experiments()) {
+      lines.push_back(std::string(experiment.name) + ": " + experiment.description);
+    }
+    return lines;
+  }
+  std::vector<Size> default_sizes() const override { return {{"64M", kDefaultElements}}; }
+
+  void run(const Options& options, Report& report) override {
+    const std::vector<const Experiment*> selected = selected_experiments(options);
+    if (selected.empty()) return;
+    if (!lz::cuda::is_available()) {
+      report.section("cuda: skipped: no CUDA device: " + lz::cuda::unavailable_reason());
+      return;
+    }
+    cuda::CudaDevice& device = cuda::cuda_device(0);
+    std::string cublas_missing;
+    const bool has_cublas = cuda::cublas_available(&cublas_missing);
+    const std::vector<Size> sizes = options.sizes.empty() ? default_sizes() : options.sizes;
+    const ScopedFusion fused(true);
+    // Every tensor the experiments create, and the constants their ops record, live on the GPU.
+    const lz::DeviceScope on_gpu(lz::Device::cuda());
+    std::vector<Row> rows;
+    for (const Size& size : sizes) {
+      const Plan plan = make_plan(size, options);
+      for (const Experiment* experiment : selected) {
+        if (experiment->needs_cublas && !has_cublas) continue;
+        for (Row& row : experiment->measure(plan, device)) rows.push_back(std::move(row));
+      }
+    }
+    const cuda::DeviceProperties& properties = device.properties();
+    report.section("cuda: " + properties.name + " (" + properties.architecture() + ", " +
+                   std::to_string(properties.multiprocessors) + " SMs), median of " +
+                   std::to_string(options.repeat) + " runs after " +
+                   std::to_string(std::max(options.warmup, 1)) +
+                   " warm-up (at least one); x hand here = time / the time of the workload's "
+                   "first row");
+    for (Row& row : rows) report.add(std::move(row));
+    report.note(
+        "timed: only GPU work. Inputs are drawn on the device and computed before the clock; "
+        "each lazuli run is timed from recording to wait_to_read() of its result, which waits "
+        "for the device buffer and copies nothing to the host (the check's to_vector() does, "
+        "after the clock)");
+    report.note(
+        "copy and cuBLAS: queued through the driver API on the CUDA stream of lazuli's stream 0, "
+        "on memory from its caching allocator, and timed to cuStreamSynchronize on the same "
+        "wall clock");
+    report.note(
+        "GB/s: chain7 and softmax count every input read once and the output written once; the "
+        "copy counts its read and its write. Checks: against the fusion suite's hand-written "
+        "loops on the host, matmul at 64 entries against double-precision dot products");
+    report.note(
+        "wait_each: async computes only the last y (each replaces the one before); 'chain, "
+        "unfused' runs y = y + 1 as often with lz::set_fusion(false), a kernel per iteration: "
+        "its us per kernel launched is its loop time / the kernels lz::stats() counted");
+    report.note(
+        "streams: overlapped launches the two streams' steps alternately and waits once; "
+        "serialized waits for stream 0's steps before launching stream 1's");
+    if (!has_cublas) report.note("matmul: skipped: cuBLAS is not available: " + cublas_missing);
+  }
+
+ private:
+  /// The experiments --workloads names (all when it names none). A name no experiment has is an
+  /// error when --suite names this suite, and belongs to another suite under --suite all.
+  static std::vector<const Experiment*> selected_experiments(const Options& options) {
+    const bool named =
+        std::find(options.suites.begin(), options.suites.end(), "cuda") != options.suites.end();
+    std::vector<const Experiment*> selected;
+    for (const Experiment& experiment : experiments()) {
+      if (options.workloads.empty()) selected.push_back(&experiment);
+    }
+    for (const std::string& wanted : options.workloads) {
+      const auto& all = experiments();
+      const auto found = std::find_if(all.begin(), all.end(), [&](const Experiment& experiment) {
+        return wanted == experiment.name;
+      });
+      if (found != all.end()) {
+        selected.push_back(&*found);
+      } else if (named) {
+        throw UsageError("--workloads: no cuda workload '" + wanted + "'");
+      }
+    }
+    return selected;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Suite> make_cuda_suite() { return std::make_unique<CudaSuite>(); }
+
+}  // namespace lazuli_bench
