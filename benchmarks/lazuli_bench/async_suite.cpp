@@ -7,17 +7,16 @@
 // op and per launch are what this suite is about, so they must not hide behind compute.
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <lazuli/lazuli.h>
 
+#include "experiment.h"
+#include "experiment_workloads.h"
 #include "suite.h"
 #include "timing.h"
-#include "verification.h"
 
 namespace lazuli_bench {
 namespace {
@@ -28,26 +27,12 @@ constexpr int64_t kMatmulSide = 1000;
 // Below the runtime's parallel grain (32K elements), so each kernel runs on its stream's thread
 // alone: two devices then occupy two threads, not the whole shared pool each.
 constexpr int64_t kDeviceTensorElements = 16 * 1024;
-// Units x = exp(log(x)) + 1 per launch of the two-device workload.
-constexpr int kUnitsPerStep = 16;
 // The two-device workload runs iterations / this many steps per device.
 constexpr int64_t kIterationsPerDeviceStep = 50;
 // The node-budget recording run records this many times the iterations.
 constexpr int64_t kRecordingOpsPerIteration = 10;
 // lazuli's documented default of LZ_MAX_PENDING_NODES.
 constexpr int64_t kDefaultMaxPendingNodes = 10'000;
-// Entries of the matmul's result checked against a double-precision dot product.
-constexpr int kMatmulCheckedEntries = 64;
-
-/// Sets lz::set_fusion for a scope. lazuli has no getter for the setting, so the scope ends by
-/// restoring the default, fusion on.
-class ScopedFusion {
- public:
-  explicit ScopedFusion(bool enabled) { lz::set_fusion(enabled); }
-  ~ScopedFusion() { lz::set_fusion(true); }
-  ScopedFusion(const ScopedFusion&) = delete;
-  ScopedFusion& operator=(const ScopedFusion&) = delete;
-};
 
 /// Sets lz::set_max_pending_nodes for a scope, restoring the documented default afterwards (there
 /// is no getter; LZ_MAX_PENDING_NODES is not re-read).
@@ -63,35 +48,8 @@ class ScopedMaxPendingNodes {
 struct Plan {
   int64_t iterations = 0;  // the size given (default 10,000)
   std::string size_label;
-  int warmup = 1;
-  int repeat = 1;
+  Runs runs;
 };
-
-/// The median of a variant's runs and the kernels lazuli launched per run.
-struct Timing {
-  double median_ms = 0;
-  double kernels_per_run = 0;
-};
-
-/// Times `timed_run` as median_milliseconds does, after at least one warm-up run so that kernels
-/// are compiled (or loaded from the disk cache) before the clock runs. Each run must finish its
-/// work before it returns, so that the counters are complete.
-Timing time_runs(const Plan& plan, const std::function<double()>& timed_run) {
-  const int warmup = std::max(plan.warmup, 1);
-  const lz::Stats before = lz::stats();
-  Timing timing;
-  timing.median_ms = median_milliseconds(warmup, plan.repeat, timed_run);
-  const lz::Stats counted = stats_difference(lz::stats(), before);
-  timing.kernels_per_run =
-      static_cast<double>(counted.kernels_launched) / static_cast<double>(warmup + plan.repeat);
-  return timing;
-}
-
-std::string format(const char* pattern, double value) {
-  char text[64];
-  std::snprintf(text, sizeof(text), pattern, value);
-  return text;
-}
 
 std::string shape_label(const lz::Shape& shape) {
   std::string label = "(";
@@ -100,35 +58,6 @@ std::string shape_label(const lz::Shape& shape) {
     label += std::to_string(shape[i]);
   }
   return label + ")";
-}
-
-/// A row of `experiment` with its timing; `bytes` is what its ops read and write as written.
-Row make_row(const std::string& experiment, const std::string& size, const std::string& shape,
-             const std::string& variant, const Timing& timing, int64_t bytes) {
-  Row row;
-  row.suite = "async";
-  row.workload = experiment;
-  row.size = size;
-  row.shape = shape;
-  row.variant = variant;
-  row.median_ms = timing.median_ms;
-  row.kernels_per_run = timing.kernels_per_run;
-  row.minimal_bytes = bytes;
-  return row;
-}
-
-/// Fills the row's check from comparing `actual` with `expected`; `remark` follows an "ok".
-void check(Row& row, const std::vector<float>& actual, const std::vector<float>& expected,
-           const std::string& remark = "") {
-  const Comparison comparison = compare(actual, expected);
-  row.check = describe(comparison, actual, expected);
-  row.mismatch = !comparison.matches;
-  if (comparison.matches && !remark.empty()) row.check += "; " + remark;
-}
-
-/// Makes every row of an experiment report its time relative to `reference`'s.
-void set_reference(std::vector<Row>& rows, const Row& reference) {
-  for (Row& row : rows) row.hand_ms = reference.median_ms;
 }
 
 /// 0, 1, ..., elements - 1 as float32, computed, on the calling thread's default device.
@@ -142,11 +71,6 @@ std::vector<float> counting_values_plus(int64_t elements, float offset) {
   std::vector<float> values(elements);
   for (int64_t i = 0; i < elements; ++i) values[i] = static_cast<float>(i) + offset;
   return values;
-}
-
-/// Microseconds per iteration of a loop of `iterations` that took `milliseconds`.
-double per_iteration_us(double milliseconds, int64_t iterations) {
-  return milliseconds * 1e3 / static_cast<double>(iterations);
 }
 
 /// The sync row's remark: what an iteration costs, and how much more than in `baseline`, the
@@ -169,7 +93,7 @@ std::vector<Row> measure_wait_each(const Plan& plan) {
   const int64_t bytes = plan.iterations * 2 * kVectorElements * 4;  // x read, y written
 
   lz::Tensor y;
-  const Timing sync = time_runs(plan, [&] {
+  const Timing sync = time_runs(plan.runs, [&] {
     const Stopwatch stopwatch;
     for (int64_t i = 0; i < plan.iterations; ++i) {
       y = x + 1;
@@ -179,20 +103,20 @@ std::vector<Row> measure_wait_each(const Plan& plan) {
   });
   const std::vector<float> sync_result = y.to_vector<float>();
 
-  const Timing async = time_runs(plan, [&] {
+  const Timing async = time_runs(plan.runs, [&] {
     const Stopwatch stopwatch;
     for (int64_t i = 0; i < plan.iterations; ++i) y = x + 1;
     lz::waitall();
     return stopwatch.milliseconds();
   });
-  Row async_row = make_row("wait_each", plan.size_label, shape, "async", async, bytes);
+  Row async_row = timed_row("async", "wait_each", plan.size_label, shape, "async", async, bytes);
   check(async_row, y.to_vector<float>(), expected,
         format("%.2f us per iteration", per_iteration_us(async.median_ms, plan.iterations)));
 
   // Each y above replaces the last, so lazuli computes only the final one. Keeping every y makes
   // it compute them all, as MXNet's engine did.
   std::vector<lz::Tensor> kept;
-  const Timing all = time_runs(plan, [&] {
+  const Timing all = time_runs(plan.runs, [&] {
     kept.clear();  // frees the previous run's results outside the clock
     kept.reserve(plan.iterations);
     const Stopwatch stopwatch;
@@ -200,7 +124,8 @@ std::vector<Row> measure_wait_each(const Plan& plan) {
     lz::waitall();
     return stopwatch.milliseconds();
   });
-  Row all_row = make_row("wait_each", plan.size_label, shape, "async, all kept", all, bytes);
+  Row all_row =
+      timed_row("async", "wait_each", plan.size_label, shape, "async, all kept", all, bytes);
   std::vector<float> all_results;
   std::vector<float> all_expected;
   for (const lz::Tensor& result : kept) {
@@ -212,7 +137,7 @@ std::vector<Row> measure_wait_each(const Plan& plan) {
   check(all_row, all_results, all_expected,
         "all " + std::to_string(plan.iterations) + " results checked");
 
-  Row sync_row = make_row("wait_each", plan.size_label, shape, "sync", sync, bytes);
+  Row sync_row = timed_row("async", "wait_each", plan.size_label, shape, "sync", sync, bytes);
   check(sync_row, sync_result, expected,
         round_trip_remark(sync, all, "async, all kept", plan.iterations));
 
@@ -231,7 +156,7 @@ std::vector<Row> measure_chain(const Plan& plan) {
   const int64_t bytes = plan.iterations * 2 * kVectorElements * 4;
   lz::Tensor x;
 
-  const Timing sync = time_runs(plan, [&] {
+  const Timing sync = time_runs(plan.runs, [&] {
     x = start;
     const Stopwatch stopwatch;
     for (int64_t i = 0; i < plan.iterations; ++i) {
@@ -249,8 +174,8 @@ std::vector<Row> measure_chain(const Plan& plan) {
     lz::waitall();
     return stopwatch.milliseconds();
   };
-  const Timing async = time_runs(plan, async_run);
-  Row async_row = make_row("chain", plan.size_label, shape, "async", async, bytes);
+  const Timing async = time_runs(plan.runs, async_run);
+  Row async_row = timed_row("async", "chain", plan.size_label, shape, "async", async, bytes);
   check(async_row, x.to_vector<float>(), expected,
         format("%.2f us per iteration", per_iteration_us(async.median_ms, plan.iterations)));
 
@@ -259,13 +184,14 @@ std::vector<Row> measure_chain(const Plan& plan) {
   Timing unfused;
   {
     const ScopedFusion fusion_off(false);
-    unfused = time_runs(plan, async_run);
+    unfused = time_runs(plan.runs, async_run);
   }
-  Row unfused_row = make_row("chain", plan.size_label, shape, "async, unfused", unfused, bytes);
+  Row unfused_row =
+      timed_row("async", "chain", plan.size_label, shape, "async, unfused", unfused, bytes);
   check(unfused_row, x.to_vector<float>(), expected,
         format("%.2f us per iteration", per_iteration_us(unfused.median_ms, plan.iterations)));
 
-  Row sync_row = make_row("chain", plan.size_label, shape, "sync", sync, bytes);
+  Row sync_row = timed_row("async", "chain", plan.size_label, shape, "sync", sync, bytes);
   check(sync_row, sync_result, expected,
         round_trip_remark(sync, unfused, "async, unfused", plan.iterations));
 
@@ -275,21 +201,6 @@ std::vector<Row> measure_chain(const Plan& plan) {
 }
 
 // ---- 3. A matmul timed without and with a blocking point --------------------------------------
-
-std::vector<float> sampled_products(const std::vector<float>& a, const std::vector<float>& b,
-                                    const std::vector<int64_t>& entries) {
-  std::vector<float> products;
-  for (const int64_t entry : entries) {
-    const int64_t row = entry / kMatmulSide;
-    const int64_t column = entry % kMatmulSide;
-    double sum = 0;
-    for (int64_t k = 0; k < kMatmulSide; ++k) {
-      sum += static_cast<double>(a[row * kMatmulSide + k]) * b[k * kMatmulSide + column];
-    }
-    products.push_back(static_cast<float>(sum));
-  }
-  return products;
-}
 
 std::vector<Row> measure_matmul(const Plan& plan) {
   const lz::Shape shape = {kMatmulSide, kMatmulSide};
@@ -316,26 +227,19 @@ std::vector<Row> measure_matmul(const Plan& plan) {
       return milliseconds;
     };
   };
-  // Rows and columns stepped by primes, so the entries spread over the whole result.
-  std::vector<int64_t> entries;
-  for (int64_t i = 0; i < kMatmulCheckedEntries; ++i) {
-    entries.push_back((i * 7919 % kMatmulSide) * kMatmulSide + i * 104729 % kMatmulSide);
-  }
-  const std::vector<float> expected = sampled_products(a_values, b_values, entries);
-  auto sampled_result = [&] {
-    const std::vector<float> values = last.to_vector<float>();
-    std::vector<float> sampled;
-    for (const int64_t entry : entries) sampled.push_back(values[entry]);
-    return sampled;
-  };
+  const std::vector<int64_t> entries = sampled_entries(kMatmulSide);
+  const std::vector<float> expected = sampled_products(a_values, b_values, kMatmulSide, entries);
+  auto sampled_result = [&] { return sampled(last.to_vector<float>(), entries); };
 
   const std::string size = std::to_string(kMatmulSide) + "^2";
-  const Timing enqueue = time_runs(plan, timed_product(false));
-  Row enqueue_row = make_row("matmul", size, shape_label(shape), "enqueue only", enqueue, bytes);
+  const Timing enqueue = time_runs(plan.runs, timed_product(false));
+  Row enqueue_row =
+      timed_row("async", "matmul", size, shape_label(shape), "enqueue only", enqueue, bytes);
   check(enqueue_row, sampled_result(), expected, "result read after the clock stopped");
 
-  const Timing waited = time_runs(plan, timed_product(true));
-  Row wait_row = make_row("matmul", size, shape_label(shape), "wait_to_read", waited, bytes);
+  const Timing waited = time_runs(plan.runs, timed_product(true));
+  Row wait_row =
+      timed_row("async", "matmul", size, shape_label(shape), "wait_to_read", waited, bytes);
   check(wait_row, sampled_result(), expected);
 
   std::vector<Row> rows = {enqueue_row, wait_row};
@@ -354,30 +258,6 @@ lz::Tensor initial_values(lz::Device device) {
   return values;
 }
 
-/// Records one step, x = exp(log(x)) + 1 kUnitsPerStep times, and launches it on x's device. The
-/// transcendental functions make each kernel's compute, not its recording and launch, dominate;
-/// their round trip keeps the result known: x + kUnitsPerStep.
-void launch_step(lz::Tensor& x) {
-  for (int unit = 0; unit < kUnitsPerStep; ++unit) x = lz::exp(lz::log(x)) + 1;
-  x.eval_async();
-}
-
-void check_steps(Row& row, const std::vector<lz::Tensor>& results, int64_t steps,
-                 const std::string& remark = "") {
-  const auto n = static_cast<float>(kDeviceTensorElements);
-  const auto added = static_cast<float>(steps * kUnitsPerStep);
-  std::vector<float> expected;
-  std::vector<float> actual;
-  for (const lz::Tensor& result : results) {
-    const std::vector<float> values = result.to_vector<float>();
-    actual.insert(actual.end(), values.begin(), values.end());
-    for (int64_t i = 0; i < kDeviceTensorElements; ++i) {
-      expected.push_back(1 + static_cast<float>(i) / n + added);
-    }
-  }
-  check(row, actual, expected, remark);
-}
-
 std::vector<Row> measure_two_devices(const Plan& plan) {
   const int64_t steps = std::max<int64_t>(1, plan.iterations / kIterationsPerDeviceStep);
   const std::vector<lz::Tensor> initial = {initial_values(lz::Device::cpu(0)),
@@ -387,7 +267,7 @@ std::vector<Row> measure_two_devices(const Plan& plan) {
   const int64_t bytes = 2 * steps * kUnitsPerStep * 3 * 2 * kDeviceTensorElements * 4;
   std::vector<lz::Tensor> results;
 
-  const Timing serialized = time_runs(plan, [&] {
+  const Timing serialized = time_runs(plan.runs, [&] {
     results = initial;
     const Stopwatch stopwatch;
     for (lz::Tensor& x : results) {
@@ -397,12 +277,12 @@ std::vector<Row> measure_two_devices(const Plan& plan) {
     return stopwatch.milliseconds();
   });
   const std::string size = std::to_string(steps);
-  Row serialized_row = make_row("devices", size, shape, "serialized", serialized, bytes);
-  check_steps(serialized_row, results, steps);
+  Row serialized_row = timed_row("async", "devices", size, shape, "serialized", serialized, bytes);
+  check_steps(serialized_row, results, kDeviceTensorElements, steps);
 
   // Steps alternate between the devices so that both streams have work from the start; a loop
   // per device would fill LZ_MAX_IN_FLIGHT with the first device's launches and wait for them.
-  const Timing overlapped = time_runs(plan, [&] {
+  const Timing overlapped = time_runs(plan.runs, [&] {
     results = initial;
     const Stopwatch stopwatch;
     for (int64_t step = 0; step < steps; ++step) {
@@ -411,8 +291,8 @@ std::vector<Row> measure_two_devices(const Plan& plan) {
     lz::waitall();
     return stopwatch.milliseconds();
   });
-  Row overlapped_row = make_row("devices", size, shape, "overlapped", overlapped, bytes);
-  check_steps(overlapped_row, results, steps,
+  Row overlapped_row = timed_row("async", "devices", size, shape, "overlapped", overlapped, bytes);
+  check_steps(overlapped_row, results, kDeviceTensorElements, steps,
               format("%.2fx speed-up", serialized.median_ms / overlapped.median_ms));
 
   std::vector<Row> rows = {overlapped_row, serialized_row};
@@ -431,7 +311,7 @@ std::vector<Row> measure_recording(const Plan& plan) {
   // With the node budget the pending graph is launched every LZ_MAX_PENDING_NODES nodes, on the
   // recording thread's clock; its work runs on the stream meanwhile and is waited for after.
   const int64_t budget_ops = plan.iterations * kRecordingOpsPerIteration;
-  const Timing budget = time_runs(plan, [&] {
+  const Timing budget = time_runs(plan.runs, [&] {
     x = start;
     const Stopwatch stopwatch;
     for (int64_t i = 0; i < budget_ops; ++i) x = x + 1;
@@ -440,7 +320,7 @@ std::vector<Row> measure_recording(const Plan& plan) {
     return milliseconds;
   });
   Row budget_row =
-      make_row("recording", std::to_string(budget_ops), shape, "node budget", budget, 0);
+      timed_row("async", "recording", std::to_string(budget_ops), shape, "node budget", budget, 0);
   check(budget_row, x.to_vector<float>(), {static_cast<float>(budget_ops)},
         format("%.0f ns per op", budget.median_ms * 1e6 / static_cast<double>(budget_ops)));
 
@@ -450,7 +330,7 @@ std::vector<Row> measure_recording(const Plan& plan) {
   {
     const ScopedMaxPendingNodes no_budget(0);
     const lz::Stats before = lz::stats();
-    pure = time_runs(plan, [&] {
+    pure = time_runs(plan.runs, [&] {
       x = start;
       const Stopwatch stopwatch;
       for (int64_t i = 0; i < plan.iterations; ++i) x = x + 1;
@@ -460,7 +340,7 @@ std::vector<Row> measure_recording(const Plan& plan) {
     });
     evaluations = stats_difference(lz::stats(), before).evaluations;
   }
-  Row pure_row = make_row("recording", plan.size_label, shape, "no budget", pure, 0);
+  Row pure_row = timed_row("async", "recording", plan.size_label, shape, "no budget", pure, 0);
   pure_row.mismatch = evaluations != 0;
   pure_row.check =
       pure_row.mismatch
@@ -505,22 +385,21 @@ class AsyncSuite : public Suite {
            "serialized, recording cost; size = iterations";
   }
   std::vector<std::string> workload_lines() const override {
-    std::vector<std::string> lines;
-    for (const Experiment& experiment : experiments()) {
-      lines.push_back(std::string(experiment.name) + ": " + experiment.description);
-    }
-    return lines;
+    return experiment_lines(experiments());
   }
   std::vector<Size> default_sizes() const override { return {{"10000", 10'000}}; }
 
   void run(const Options& options, Report& report) override {
-    const std::vector<const Experiment*> selected = selected_experiments(options);
+    const std::vector<const Experiment*> selected =
+        select_by_name(experiments(), options, "async", suite_named(options, "async"));
     const std::vector<Size> sizes = options.sizes.empty() ? default_sizes() : options.sizes;
     if (selected.empty()) return;
     const ScopedFusion fused(true);
     std::vector<Row> rows;
     for (const Size& size : sizes) {
-      const Plan plan{size.elements, size.label, options.warmup, options.repeat};
+      // At least one warm-up run, so that kernels are compiled (or loaded from the disk cache)
+      // before the clock runs.
+      const Plan plan{size.elements, size.label, {std::max(options.warmup, 1), options.repeat}};
       for (const Experiment* experiment : selected) {
         for (Row& row : experiment->measure(plan)) rows.push_back(std::move(row));
       }
@@ -554,30 +433,6 @@ class AsyncSuite : public Suite {
     report.note(
         "GB/s: the bytes each op reads and writes as written, one op at a time "
         "(recording: 0)");
-  }
-
- private:
-  /// The experiments --workloads names (all when it names none). A name no experiment has is an
-  /// error when --suite names this suite, and belongs to another suite under --suite all.
-  static std::vector<const Experiment*> selected_experiments(const Options& options) {
-    const bool named =
-        std::find(options.suites.begin(), options.suites.end(), "async") != options.suites.end();
-    std::vector<const Experiment*> selected;
-    for (const Experiment& experiment : experiments()) {
-      if (options.workloads.empty()) selected.push_back(&experiment);
-    }
-    for (const std::string& wanted : options.workloads) {
-      const auto& all = experiments();
-      const auto found = std::find_if(all.begin(), all.end(), [&](const Experiment& experiment) {
-        return wanted == experiment.name;
-      });
-      if (found != all.end()) {
-        selected.push_back(&*found);
-      } else if (named) {
-        throw UsageError("--workloads: no async workload '" + wanted + "'");
-      }
-    }
-    return selected;
   }
 };
 

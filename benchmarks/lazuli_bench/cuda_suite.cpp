@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <cstdio>
 #include <functional>
 #include <source_location>
 #include <string>
@@ -22,12 +21,13 @@
 
 #include <lazuli/lazuli.h>
 
+#include "experiment.h"
+#include "experiment_workloads.h"
 #include "ir/node.h"
 #include "runtime/cuda/cublas_matmul.h"
 #include "runtime/cuda/device.h"
 #include "suite.h"
 #include "timing.h"
-#include "verification.h"
 #include "workloads.h"
 
 namespace lazuli_bench {
@@ -47,11 +47,8 @@ constexpr int64_t kVectorElements = 1000;
 // that one stream's kernels leave most of the GPU idle for the other's.
 constexpr int64_t kStreamElementsDivisor = 256;
 constexpr int64_t kMinimumStreamElements = 1024;
-// Units x = exp(log(x)) + 1 per launch of the two-stream experiment, and iterations per step.
-constexpr int kUnitsPerStep = 16;
+// The two-stream experiment runs iterations / this many steps per stream.
 constexpr int64_t kIterationsPerStreamStep = 50;
-// Entries of a matmul's result checked against double-precision dot products.
-constexpr int kMatmulCheckedEntries = 64;
 // What lazuli should reach of the device's own figures.
 constexpr double kCopyTargetPercent = 85;
 constexpr double kMatmulTargetPercent = 95;
@@ -59,24 +56,13 @@ constexpr double kMatmulTargetPercent = 95;
 // lazuli's own launches use by default.
 constexpr int kStream = 0;
 
-/// Sets lz::set_fusion for a scope. lazuli has no getter for the setting, so the scope ends by
-/// restoring the default, fusion on.
-class ScopedFusion {
- public:
-  explicit ScopedFusion(bool enabled) { lz::set_fusion(enabled); }
-  ~ScopedFusion() { lz::set_fusion(true); }
-  ScopedFusion(const ScopedFusion&) = delete;
-  ScopedFusion& operator=(const ScopedFusion&) = delete;
-};
-
 /// What the experiments derive from one size given on the command line.
 struct Plan {
   int64_t elements = 0;  // the size given: elements of the elementwise workloads
   std::string size_label;
   int64_t matmul_side = 0;  // the power of two at or below sqrt(size) / 2: 4096 at 64M
   int64_t iterations = 0;   // 10,000 x size / 64M, at least 100
-  int warmup = 1;
-  int repeat = 1;
+  Runs runs;
 };
 
 Plan make_plan(const Size& size, const Options& options) {
@@ -89,69 +75,19 @@ Plan make_plan(const Size& size, const Options& options) {
       std::max<int64_t>(kMinimumIterations, std::llround(static_cast<double>(kDefaultIterations) *
                                                          static_cast<double>(size.elements) /
                                                          static_cast<double>(kDefaultElements)));
-  plan.warmup = options.warmup;
-  plan.repeat = options.repeat;
+  // At least one warm-up run, so that kernels are compiled (or loaded) and device memory is
+  // allocated before the clock runs.
+  plan.runs = {std::max(options.warmup, 1), options.repeat};
   return plan;
-}
-
-/// The median of a variant's runs and the kernels lazuli launched per run.
-struct Timing {
-  double median_ms = 0;
-  double kernels_per_run = 0;
-};
-
-/// Times `timed_run` as median_milliseconds does, after at least one warm-up run so that kernels
-/// are compiled (or loaded) and device memory is allocated before the clock runs. Each run must
-/// finish its work before it returns, so that the counters are complete.
-Timing time_runs(const Plan& plan, const std::function<double()>& timed_run) {
-  const int warmup = std::max(plan.warmup, 1);
-  const lz::Stats before = lz::stats();
-  Timing timing;
-  timing.median_ms = median_milliseconds(warmup, plan.repeat, timed_run);
-  const lz::Stats counted = stats_difference(lz::stats(), before);
-  timing.kernels_per_run =
-      static_cast<double>(counted.kernels_launched) / static_cast<double>(warmup + plan.repeat);
-  return timing;
-}
-
-std::string format(const char* pattern, double value) {
-  char text[96];
-  std::snprintf(text, sizeof(text), pattern, value);
-  return text;
 }
 
 /// A row of `workload`; `bytes` is what the GB/s column counts. `lazuli` rows show the kernels
 /// launched per run; the device's own baselines have none to show.
 Row make_row(const std::string& workload, const std::string& size, const std::string& shape,
              const std::string& variant, const Timing& timing, int64_t bytes, bool lazuli) {
-  Row row;
-  row.suite = "cuda";
-  row.workload = workload;
-  row.size = size;
-  row.shape = shape;
-  row.variant = variant;
-  row.median_ms = timing.median_ms;
-  row.minimal_bytes = bytes;
-  if (lazuli) row.kernels_per_run = timing.kernels_per_run;
+  Row row = timed_row("cuda", workload, size, shape, variant, timing, bytes);
+  if (!lazuli) row.kernels_per_run.reset();
   return row;
-}
-
-/// Fills the row's check from comparing `actual` with `expected`; `remark` follows an "ok".
-void check(Row& row, const std::vector<float>& actual, const std::vector<float>& expected,
-           const std::string& remark = "") {
-  const Comparison comparison = compare(actual, expected);
-  row.check = describe(comparison, actual, expected);
-  row.mismatch = !comparison.matches;
-  if (comparison.matches && !remark.empty()) row.check += "; " + remark;
-}
-
-/// Makes every row of an experiment report its time relative to `reference`'s.
-void set_reference(std::vector<Row>& rows, const Row& reference) {
-  for (Row& row : rows) row.hand_ms = reference.median_ms;
-}
-
-double per_iteration_us(double milliseconds, int64_t iterations) {
-  return milliseconds * 1e3 / static_cast<double>(iterations);
 }
 
 /// A block of device memory from the device's caching allocator, for work on kStream; given back
@@ -247,7 +183,7 @@ Row measure_copy(const Plan& plan, cuda::CudaDevice& device, const std::vector<f
   DeviceBlock from(device, plan.elements);
   DeviceBlock to(device, plan.elements);
   from.upload(source);
-  const Timing timing = time_runs(plan, [&] {
+  const Timing timing = time_runs(plan.runs, [&] {
     const Stopwatch stopwatch;
     device.make_current();
     cuda::check(device.driver(),
@@ -281,7 +217,7 @@ std::vector<Row> measure_fusion_workload(const Plan& plan, const std::string& na
   host_inputs.clear();  // the reference no longer needs them; the device inputs stay
 
   lz::Tensor result;
-  const Timing fused = time_runs(plan, timed_build(workload, inputs, result));
+  const Timing fused = time_runs(plan.runs, timed_build(workload, inputs, result));
   Row fused_row = make_row(name, plan.size_label, problem.shape_label, "lazuli fused", fused,
                            problem.minimal_bytes(), /*lazuli=*/true);
   const double percent = fused_row.gigabytes_per_second().value_or(0) / copy_gb_per_s * 100;
@@ -293,7 +229,7 @@ std::vector<Row> measure_fusion_workload(const Plan& plan, const std::string& na
   Timing unfused;
   {
     const ScopedFusion fusion_off(false);
-    unfused = time_runs(plan, timed_build(workload, inputs, result));
+    unfused = time_runs(plan.runs, timed_build(workload, inputs, result));
   }
   Row unfused_row = make_row(name, plan.size_label, problem.shape_label, "lazuli unfused", unfused,
                              problem.minimal_bytes(), /*lazuli=*/true);
@@ -322,36 +258,6 @@ std::vector<Row> measure_elementwise(const Plan& plan, cuda::CudaDevice& device)
 }
 
 // ---- 2. lazuli's matmul against cuBLAS called directly ---------------------------------------
-
-std::vector<int64_t> sampled_entries(int64_t side) {
-  // Rows and columns stepped by primes, so the entries spread over the whole result.
-  std::vector<int64_t> entries;
-  for (int64_t i = 0; i < kMatmulCheckedEntries; ++i) {
-    entries.push_back((i * 7919 % side) * side + i * 104729 % side);
-  }
-  return entries;
-}
-
-std::vector<float> sampled_products(const std::vector<float>& a, const std::vector<float>& b,
-                                    int64_t side, const std::vector<int64_t>& entries) {
-  std::vector<float> products;
-  for (const int64_t entry : entries) {
-    const int64_t row = entry / side;
-    const int64_t column = entry % side;
-    double sum = 0;
-    for (int64_t k = 0; k < side; ++k) {
-      sum += static_cast<double>(a[row * side + k]) * b[k * side + column];
-    }
-    products.push_back(static_cast<float>(sum));
-  }
-  return products;
-}
-
-std::vector<float> sampled(const std::vector<float>& values, const std::vector<int64_t>& entries) {
-  std::vector<float> picked;
-  for (const int64_t entry : entries) picked.push_back(values[entry]);
-  return picked;
-}
 
 /// The MatMul node cublas_matmul reads its shapes and dtype from: [side, side] @ [side, side].
 lz::ir::NodePtr matmul_node(int64_t side) {
@@ -397,7 +303,7 @@ std::vector<Row> measure_matmul(const Plan& plan, cuda::CudaDevice& device) {
     a_block.upload(a_values);
     b_block.upload(b_values);
     const lz::ir::NodePtr node = matmul_node(side);
-    direct = time_runs(plan, [&] {
+    direct = time_runs(plan.runs, [&] {
       const Stopwatch stopwatch;
       cuda::cublas_matmul(device, kStream, *node, a_block.address(), b_block.address(),
                           c_block.address());
@@ -411,7 +317,7 @@ std::vector<Row> measure_matmul(const Plan& plan, cuda::CudaDevice& device) {
         format("%.1f TFLOP/s", tflops(direct)));
 
   lz::Tensor result;
-  const Timing lazuli = time_runs(plan, [&] {
+  const Timing lazuli = time_runs(plan.runs, [&] {
     result = lz::Tensor();  // frees the previous product outside the clock
     const Stopwatch stopwatch;
     lz::Tensor product = lz::matmul(a, b);
@@ -444,7 +350,7 @@ std::vector<Row> measure_wait_each(const Plan& plan) {
   const int64_t bytes = plan.iterations * 2 * kVectorElements * 4;  // x read, y written
 
   lz::Tensor y;
-  const Timing sync = time_runs(plan, [&] {
+  const Timing sync = time_runs(plan.runs, [&] {
     const Stopwatch stopwatch;
     for (int64_t i = 0; i < plan.iterations; ++i) {
       y = x + 1;
@@ -454,7 +360,7 @@ std::vector<Row> measure_wait_each(const Plan& plan) {
   });
   const std::vector<float> sync_result = y.to_vector<float>();
 
-  const Timing async = time_runs(plan, [&] {
+  const Timing async = time_runs(plan.runs, [&] {
     const Stopwatch stopwatch;
     for (int64_t i = 0; i < plan.iterations; ++i) y = x + 1;
     lz::waitall();
@@ -471,7 +377,7 @@ std::vector<Row> measure_wait_each(const Plan& plan) {
   Timing chain;
   {
     const ScopedFusion fusion_off(false);
-    chain = time_runs(plan, [&] {
+    chain = time_runs(plan.runs, [&] {
       y = x;
       const Stopwatch stopwatch;
       for (int64_t i = 0; i < plan.iterations; ++i) y = y + 1;
@@ -507,29 +413,6 @@ lz::Tensor initial_values(int64_t elements) {
   return values;
 }
 
-/// Records one step, x = exp(log(x)) + 1 kUnitsPerStep times, and launches it on the calling
-/// thread's stream. Their round trip keeps the result known: x + kUnitsPerStep.
-void launch_step(lz::Tensor& x) {
-  for (int unit = 0; unit < kUnitsPerStep; ++unit) x = lz::exp(lz::log(x)) + 1;
-  x.eval_async();
-}
-
-void check_steps(Row& row, const std::vector<lz::Tensor>& results, int64_t elements, int64_t steps,
-                 const std::string& remark = "") {
-  const auto n = static_cast<float>(elements);
-  const auto added = static_cast<float>(steps * kUnitsPerStep);
-  std::vector<float> expected;
-  std::vector<float> actual;
-  for (const lz::Tensor& result : results) {
-    const std::vector<float> values = result.to_vector<float>();
-    actual.insert(actual.end(), values.begin(), values.end());
-    for (int64_t i = 0; i < elements; ++i) {
-      expected.push_back(1 + static_cast<float>(i) / n + added);
-    }
-  }
-  check(row, actual, expected, remark);
-}
-
 std::vector<Row> measure_streams(const Plan& plan) {
   const int64_t elements = std::max(kMinimumStreamElements, plan.elements / kStreamElementsDivisor);
   const int64_t steps = std::max<int64_t>(1, plan.iterations / kIterationsPerStreamStep);
@@ -540,7 +423,7 @@ std::vector<Row> measure_streams(const Plan& plan) {
   const std::string size = std::to_string(steps);
   std::vector<lz::Tensor> results;
 
-  const Timing serialized = time_runs(plan, [&] {
+  const Timing serialized = time_runs(plan.runs, [&] {
     results = initial;
     const Stopwatch stopwatch;
     for (int stream = 0; stream < 2; ++stream) {
@@ -556,7 +439,7 @@ std::vector<Row> measure_streams(const Plan& plan) {
 
   // Steps alternate between the streams so that both have work from the start; a loop per
   // stream would fill LZ_MAX_IN_FLIGHT with the first stream's launches and wait for them.
-  const Timing overlapped = time_runs(plan, [&] {
+  const Timing overlapped = time_runs(plan.runs, [&] {
     results = initial;
     const Stopwatch stopwatch;
     for (int64_t step = 0; step < steps; ++step) {
@@ -616,16 +499,13 @@ class CudaSuite : public Suite {
            "two streams; size = elements (skips without a GPU)";
   }
   std::vector<std::string> workload_lines() const override {
-    std::vector<std::string> lines;
-    for (const Experiment& experiment : experiments()) {
-      lines.push_back(std::string(experiment.name) + ": " + experiment.description);
-    }
-    return lines;
+    return experiment_lines(experiments());
   }
   std::vector<Size> default_sizes() const override { return {{"64M", kDefaultElements}}; }
 
   void run(const Options& options, Report& report) override {
-    const std::vector<const Experiment*> selected = selected_experiments(options);
+    const std::vector<const Experiment*> selected =
+        select_by_name(experiments(), options, "cuda", suite_named(options, "cuda"));
     if (selected.empty()) return;
     if (!lz::cuda::is_available()) {
       report.section("cuda: skipped: no CUDA device: " + lz::cuda::unavailable_reason());
@@ -675,30 +555,6 @@ class CudaSuite : public Suite {
         "streams: overlapped launches the two streams' steps alternately and waits once; "
         "serialized waits for stream 0's steps before launching stream 1's");
     if (!has_cublas) report.note("matmul: skipped: cuBLAS is not available: " + cublas_missing);
-  }
-
- private:
-  /// The experiments --workloads names (all when it names none). A name no experiment has is an
-  /// error when --suite names this suite, and belongs to another suite under --suite all.
-  static std::vector<const Experiment*> selected_experiments(const Options& options) {
-    const bool named =
-        std::find(options.suites.begin(), options.suites.end(), "cuda") != options.suites.end();
-    std::vector<const Experiment*> selected;
-    for (const Experiment& experiment : experiments()) {
-      if (options.workloads.empty()) selected.push_back(&experiment);
-    }
-    for (const std::string& wanted : options.workloads) {
-      const auto& all = experiments();
-      const auto found = std::find_if(all.begin(), all.end(), [&](const Experiment& experiment) {
-        return wanted == experiment.name;
-      });
-      if (found != all.end()) {
-        selected.push_back(&*found);
-      } else if (named) {
-        throw UsageError("--workloads: no cuda workload '" + wanted + "'");
-      }
-    }
-    return selected;
   }
 };
 

@@ -1,35 +1,15 @@
 // The fusion suite: each workload at each size, timed as lazuli fused, lazuli unfused, the
 // hand-written OpenMP loop, Eigen and numpy; lazuli's and Eigen's results checked against the
 // hand-written loop's.
-#include <algorithm>
-
-#include <lazuli/settings.h>
-
 #include "compile_time.h"
+#include "experiment.h"
 #include "numpy_reference.h"
 #include "suite.h"
 #include "timing.h"
-#include "verification.h"
 #include "workloads.h"
 
 namespace lazuli_bench {
 namespace {
-
-/// Sets lz::set_fusion for a scope. lazuli has no getter for the setting, so the scope ends by
-/// restoring the default, fusion on, which is also what the "fused" rows run with.
-class ScopedFusion {
- public:
-  explicit ScopedFusion(bool enabled) { lz::set_fusion(enabled); }
-  ~ScopedFusion() { lz::set_fusion(true); }
-  ScopedFusion(const ScopedFusion&) = delete;
-  ScopedFusion& operator=(const ScopedFusion&) = delete;
-};
-
-void check(Row& row, const std::vector<float>& actual, const std::vector<float>& expected) {
-  const Comparison comparison = compare(actual, expected);
-  row.check = describe(comparison, actual, expected);
-  row.mismatch = !comparison.matches;
-}
 
 class FusionSuite : public Suite {
  public:
@@ -47,7 +27,8 @@ class FusionSuite : public Suite {
   std::vector<Size> default_sizes() const override { return {{"1M", 1 << 20}, {"16M", 1 << 24}}; }
 
   void run(const Options& options, Report& report) override {
-    const std::vector<const Workload*> workloads = selected_workloads(options);
+    const std::vector<const Workload*> workloads =
+        select_by_name(fusion_workloads(), options, "fusion", /*unknown_is_error=*/true);
     const std::vector<Size> sizes = options.sizes.empty() ? default_sizes() : options.sizes;
     const ScopedFusion fused(true);
     if (options.compile_time) {
@@ -65,22 +46,6 @@ class FusionSuite : public Suite {
   }
 
  private:
-  static std::vector<const Workload*> selected_workloads(const Options& options) {
-    std::vector<const Workload*> selected;
-    for (const Workload& workload : fusion_workloads()) {
-      if (options.workloads.empty()) selected.push_back(&workload);
-    }
-    for (const std::string& wanted : options.workloads) {
-      const auto& all = fusion_workloads();
-      const auto found = std::find_if(all.begin(), all.end(), [&](const Workload& workload) {
-        return wanted == workload.name;
-      });
-      if (found == all.end()) throw UsageError("--workloads: no fusion workload '" + wanted + "'");
-      selected.push_back(&*found);
-    }
-    return selected;
-  }
-
   void measure(const Workload& workload, const Size& size, const Options& options,
                Report& report) const {
     const Problem problem = workload.problem(size.elements);
@@ -118,10 +83,9 @@ class FusionSuite : public Suite {
     for (const bool fusion : {true, false}) {
       const ScopedFusion setting(fusion);
       lz::Tensor last;
-      const lz::Stats before = lz::stats();
       Row row = base;
       row.variant = fusion ? "lazuli fused" : "lazuli unfused";
-      row.median_ms = median_milliseconds(options.warmup, options.repeat, [&] {
+      const Timing timing = time_runs({options.warmup, options.repeat}, [&] {
         const Stopwatch stopwatch;
         lz::Tensor result = workload.build(inputs);
         result.wait_to_read();
@@ -129,9 +93,8 @@ class FusionSuite : public Suite {
         last = std::move(result);  // frees the previous result outside the clock
         return milliseconds;
       });
-      const lz::Stats counted = stats_difference(lz::stats(), before);
-      row.kernels_per_run = static_cast<double>(counted.kernels_launched) /
-                            static_cast<double>(options.warmup + options.repeat);
+      row.median_ms = timing.median_ms;
+      row.kernels_per_run = timing.kernels_per_run;
       check(row, last.to_vector<float>(), expected);
       report.add(std::move(row));
     }

@@ -20,16 +20,19 @@
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/preamble.h"
 #include "codegen/cuda/source.h"
-#include "ir/clone.h"
 #include "ir/graph.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass.h"
-#include "passes/pass_manager.h"
+#include "tests/codegen/cuda_test_kernels.h"
 #include "tests/passes/graph_generator.h"
 
 namespace {
 
 using lz::codegen::cuda::CudaKernelSource;
+using lz::codegen::test::data;
+using lz::codegen::test::kernels_of;
+using lz::codegen::test::kernels_of_graph;
+using lz::codegen::test::sample;
 
 constexpr const char* kArch = "sm_90";
 
@@ -38,21 +41,6 @@ constexpr const char* kArch = "sm_90";
     std::string why;                                                    \
     if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << why; \
   } while (false)
-
-/// The fused kernels of `graph` after the default pipeline (the nodes stay alive with them).
-std::vector<lz::passes::Kernel> kernels_of_graph(const lz::ir::Graph& graph,
-                                                 lz::passes::PassOptions options = {}) {
-  lz::passes::PassContext context(lz::ir::clone_graph(graph), options);
-  lz::passes::PassManager().run(context);
-  return context.fusion->kernels;
-}
-
-/// The fused kernels computing `outputs`, recorded through the public API and not evaluated.
-std::vector<lz::passes::Kernel> kernels_of(const std::vector<lz::Tensor>& outputs) {
-  std::vector<lz::ir::NodePtr> nodes;
-  for (const lz::Tensor& output : outputs) nodes.push_back(output.node());
-  return kernels_of_graph(lz::ir::Graph::collect(nodes));
-}
 
 /// Kernels generated into one translation unit, compiled together, each entry looked up in the
 /// cubin by name.
@@ -132,22 +120,6 @@ class KernelBatch {
   std::vector<std::string> labels_;
   std::vector<std::string> unsupported_;
 };
-
-lz::Tensor sample(lz::Shape shape, lz::DType dtype, uint64_t seed) {
-  if (dtype == lz::bool_) return lz::random_uniform(shape, seed) > 0.5;
-  if (lz::is_integer(dtype)) return lz::random_uniform(shape, seed, -50, 50, dtype);
-  return lz::random_normal(shape, seed, 0, 1, dtype);
-}
-
-/// Values computed elsewhere (data leaves): kernels then read buffers instead of generating.
-lz::Tensor data(lz::Shape shape, lz::DType dtype) {
-  const int64_t size = lz::shape_size(shape);
-  std::vector<double> values(size);
-  for (int64_t i = 0; i < size; ++i) values[i] = static_cast<double>((i * 7) % 11) - 5.0;
-  lz::Tensor result = lz::from_vector(values, shape).astype(dtype);
-  result.wait_to_read();
-  return result;
-}
 
 TEST(CudaCodegenTest, EveryElementwiseOpAndDtypeCompiles) {
   SKIP_WITHOUT_NVRTC();

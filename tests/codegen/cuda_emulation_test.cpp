@@ -31,22 +31,25 @@
 #include "codegen/cpu/unsupported_kernel.h"
 #include "codegen/cuda/preamble.h"
 #include "codegen/cuda/source.h"
-#include "ir/clone.h"
 #include "ir/graph.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass.h"
-#include "passes/pass_manager.h"
 #include "runtime/buffer.h"
 #include "runtime/cuda/launch_config.h"
 #include "runtime/differential_check.h"
 #include "runtime/interpreter.h"
 #include "tests/codegen/cuda_host_emulation.h"
+#include "tests/codegen/cuda_test_kernels.h"
 #include "tests/passes/graph_generator.h"
 
 namespace {
 
 using lz::codegen::cuda::CudaEntry;
 using lz::codegen::cuda::CudaKernelSource;
+using lz::codegen::test::data;
+using lz::codegen::test::kernels_of;
+using lz::codegen::test::kernels_of_graph;
+using lz::codegen::test::sample;
 using lz::cuda_emulation::BlockEmulator;
 using lz::runtime::Buffer;
 
@@ -60,20 +63,6 @@ constexpr int kEmulatedMultiprocessors = 1;
 /// Floats may differ by this many ulps: the generated code and the interpreter round the same
 /// operations once each, with the same libm (the host's).
 constexpr uint64_t kMaxUlps = 4;
-
-/// The fused kernels of `graph` after the default pipeline (the nodes stay alive with them).
-std::vector<lz::passes::Kernel> kernels_of_graph(const lz::ir::Graph& graph) {
-  lz::passes::PassContext context(lz::ir::clone_graph(graph));
-  lz::passes::PassManager().run(context);
-  return context.fusion->kernels;
-}
-
-/// The fused kernels computing `outputs`, recorded through the public API and not evaluated.
-std::vector<lz::passes::Kernel> kernels_of(const std::vector<lz::Tensor>& outputs) {
-  std::vector<lz::ir::NodePtr> nodes;
-  for (const lz::Tensor& output : outputs) nodes.push_back(output.node());
-  return kernels_of_graph(lz::ir::Graph::collect(nodes));
-}
 
 /// The interpreter's value of every node of `kernels`, computed kernel after kernel.
 std::unordered_map<const lz::ir::Node*, std::shared_ptr<Buffer>> interpret_kernels(
@@ -456,22 +445,6 @@ class EmulationBatch {
   std::vector<KernelCase> cases_;
   int launched_[5] = {};
 };
-
-lz::Tensor sample(lz::Shape shape, lz::DType dtype, uint64_t seed) {
-  if (dtype == lz::bool_) return lz::random_uniform(shape, seed) > 0.5;
-  if (lz::is_integer(dtype)) return lz::random_uniform(shape, seed, -50, 50, dtype);
-  return lz::random_normal(shape, seed, 0, 1, dtype);
-}
-
-/// Values computed elsewhere (data leaves), with many ties: kernels read them from buffers.
-lz::Tensor data(lz::Shape shape, lz::DType dtype) {
-  const int64_t size = lz::shape_size(shape);
-  std::vector<double> values(size);
-  for (int64_t i = 0; i < size; ++i) values[i] = static_cast<double>((i * 7) % 11) - 5.0;
-  lz::Tensor result = lz::from_vector(values, shape).astype(dtype);
-  result.wait_to_read();
-  return result;
-}
 
 /// Random normal values with NaNs at every `nan_every`-th element from `first_nan`.
 lz::Tensor data_with_nans(lz::Shape shape, int64_t first_nan, int64_t nan_every) {
