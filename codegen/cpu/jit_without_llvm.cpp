@@ -5,8 +5,7 @@
 
 namespace lz::codegen {
 
-JitKernel build_kernel(const passes::Kernel&, bool, const std::string&, ObjectStore*,
-                       KernelDump*) {
+JitKernel build_kernel(const passes::Kernel&, bool, const std::string&, ObjectStore*, KernelDump*) {
   throw UnsupportedKernel("this lazuli was built without LLVM (LAZULI_WITH_LLVM=OFF)");
 }
 
