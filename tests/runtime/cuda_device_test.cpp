@@ -19,6 +19,8 @@ TEST(CudaDeviceTest, AnNvrtcKernelRunsOnAStreamOverAllocatorMemory) {
   if (!lz::cuda::is_available()) {
     GTEST_SKIP() << "no CUDA device: " << lz::cuda::unavailable_reason();
   }
+  std::string why;
+  if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
   cuda::CudaDevice& device = cuda::cuda_device(0);
   const std::string arch = device.properties().architecture();
   const auto compiled = lz::codegen::cuda::compile_cuda(
