@@ -2,6 +2,11 @@
 #include "lazuli/device.h"
 
 #include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
 
 #include "frontend/evaluation.h"
 #include "lazuli/error.h"
@@ -13,10 +18,30 @@ namespace {
 
 static_assert(runtime::kMaxCpuDevices == 64, "Device::cpu checks the same bound");
 
-// The calling thread's default device and the stream its launches go to; DeviceScope and
-// StreamScope change them.
-thread_local Device thread_default_device = Device::cpu();
+// The calling thread's default device while a DeviceScope lasts, and the stream its launches
+// go to (StreamScope).
+thread_local std::optional<Device> thread_default_device;
 thread_local int thread_stream = 0;
+
+// The process's default device: LZ_DEVICE, read at the first use, until set_default_device.
+std::atomic<Device> process_device{Device::cpu()};
+std::atomic<bool> process_device_set{false};  // by set_default_device: LZ_DEVICE no longer counts
+std::once_flag environment_read;
+std::exception_ptr environment_error;  // written once, inside call_once
+
+void read_environment() {
+  const char* text = std::getenv("LZ_DEVICE");
+  if (text == nullptr || text[0] == '\0') return;
+  try {
+    const Device device = Device::parse(text);
+    if (!process_device_set.load(std::memory_order_acquire)) {
+      process_device.store(device, std::memory_order_relaxed);
+    }
+  } catch (const Error& error) {
+    environment_error =
+        std::make_exception_ptr(Error("LZ_DEVICE=" + std::string(text) + ": " + error.what()));
+  }
+}
 
 }  // namespace
 
@@ -44,7 +69,38 @@ std::string Device::name() const {
   return (kind_ == Kind::Cpu ? "cpu:" : "cuda:") + std::to_string(index_);
 }
 
-Device default_device() { return thread_default_device; }
+Device Device::parse(std::string_view text) {
+  const size_t colon = text.find(':');
+  const std::string_view kind = text.substr(0, colon);
+  int index = 0;
+  bool valid = kind == "cpu" || kind == "cuda";
+  if (valid && colon != std::string_view::npos) {
+    const std::string_view digits = text.substr(colon + 1);
+    const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+    valid = !digits.empty() && error == std::errc() && end == digits.data() + digits.size();
+  }
+  if (!valid) {
+    throw Error("[Device::parse] '" + std::string(text) +
+                "' is not a device; expected cpu, cpu:N, cuda or cuda:N");
+  }
+  return kind == "cpu" ? cpu(index) : cuda(index);
+}
+
+Device default_device() {
+  if (thread_default_device) return *thread_default_device;
+  if (!process_device_set.load(std::memory_order_acquire)) {
+    std::call_once(environment_read, read_environment);
+    if (environment_error && !process_device_set.load(std::memory_order_acquire)) {
+      std::rethrow_exception(environment_error);
+    }
+  }
+  return process_device.load(std::memory_order_relaxed);
+}
+
+void set_default_device(Device device) {
+  process_device.store(device, std::memory_order_relaxed);
+  process_device_set.store(true, std::memory_order_release);
+}
 
 DeviceScope::DeviceScope(Device device) : previous_(thread_default_device) {
   thread_default_device = device;

@@ -1,7 +1,9 @@
 // Where a tensor lives and runs.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace lz {
 
@@ -23,6 +25,9 @@ class Device {
   /// CUDA device `index`. Throws lz::Error saying why when there is no such device (no driver,
   /// no GPU, index out of range); lz::cuda::is_available() asks without throwing.
   static Device cuda(int index = 0);
+  /// The device a name denotes: "cpu", "cpu:N", "cuda" (cuda:0) or "cuda:N", as name() writes
+  /// them. Throws lz::Error for anything else, and as cpu() and cuda() do.
+  static Device parse(std::string_view text);
 
   Kind kind() const { return kind_; }
   int index() const { return index_; }
@@ -40,8 +45,13 @@ class Device {
 };
 
 /// The device new tensors are created on when none is given: the calling thread's, set by
-/// DeviceScope, else cpu(0). Ops on tensors run on their inputs' device.
+/// DeviceScope, else the process's (LZ_DEVICE, set_default_device), else cpu(0). Ops on tensors
+/// run on their inputs' device. Throws lz::Error when LZ_DEVICE names no usable device.
 Device default_device();
+
+/// Makes `device` the process's default device (what LZ_DEVICE sets at start-up); a thread's
+/// DeviceScope still wins on that thread.
+void set_default_device(Device device);
 
 /// Makes `device` the calling thread's default device until the scope ends (scopes nest).
 class DeviceScope {
@@ -52,7 +62,7 @@ class DeviceScope {
   DeviceScope& operator=(const DeviceScope&) = delete;
 
  private:
-  Device previous_;
+  std::optional<Device> previous_;
 };
 
 /// Sends the calling thread's launches to stream `index` (0 <= index < 8) of each device until
