@@ -50,16 +50,6 @@ void multiply_matrices(const T* a, const T* b, T* out, int64_t m, int64_t k, int
   }
 }
 
-/// Element offsets between consecutive matrices of an operand of `shape` along each dimension of
-/// the output's `batch` (0 where the operand is broadcast).
-std::vector<int64_t> batch_strides(const Shape& shape, const Shape& batch) {
-  const Shape own_batch(shape.begin(), shape.end() - 2);
-  std::vector<int64_t> strides = detail::broadcast_strides(own_batch, batch);
-  const int64_t matrix_size = shape[shape.size() - 2] * shape[shape.size() - 1];
-  for (int64_t& stride : strides) stride *= matrix_size;
-  return strides;
-}
-
 template <class T>
 void multiply(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out) {
   const Shape& a_shape = node.inputs[0]->shape;
@@ -86,8 +76,8 @@ void multiply(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& ou
     multiply_matrices(a_data, b_data, result, batch_count * m, k, n);
     return;
   }
-  const std::vector<int64_t> a_strides = batch_strides(a_shape, batch);
-  const std::vector<int64_t> b_strides = batch_strides(b_shape, batch);
+  const std::vector<int64_t> a_strides = detail::matmul_batch_strides(a_shape, batch);
+  const std::vector<int64_t> b_strides = detail::matmul_batch_strides(b_shape, batch);
   detail::walk_strided<2>(batch, {a_strides.data(), b_strides.data()}, {0, 0},
                           [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
                             multiply_matrices(a_data + offset[0], b_data + offset[1],

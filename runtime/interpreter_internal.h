@@ -122,6 +122,11 @@ std::vector<int64_t> contiguous_strides(const Shape& shape);
 /// one entry per dimension of `target`, 0 where `shape` has size 1 or no dimension.
 std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target);
 
+/// For a matmul operand of `shape` (matrices in its last two dimensions): the stride, in
+/// elements, between its consecutive matrices along each dimension of the output's `batch`
+/// (0 where the operand is broadcast).
+std::vector<int64_t> matmul_batch_strides(const Shape& shape, const Shape& batch);
+
 /// Visits every index of `shape` in row-major order, calling visit(position, offsets): position
 /// counts 0, 1, 2, ... and offsets[k] = start[k] + sum over d of index[d] * strides[k][d]. Each
 /// strides[k] has one entry per dimension of `shape`.

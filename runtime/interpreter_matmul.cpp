@@ -35,17 +35,15 @@ void matrix_product(const T* a, const T* b, T* out, int64_t m, int64_t k, int64_
   }
 }
 
-/// Strides, in elements, of each batch dimension of the output within an operand of `shape`
-/// (0 where that operand is broadcast): the operand's matrices are `matrix_size` apart.
-std::vector<int64_t> batch_strides(const Shape& shape, const Shape& batch) {
+}  // namespace
+
+std::vector<int64_t> matmul_batch_strides(const Shape& shape, const Shape& batch) {
   const Shape own_batch(shape.begin(), shape.end() - 2);
   std::vector<int64_t> strides = broadcast_strides(own_batch, batch);
   const int64_t matrix_size = shape[shape.size() - 2] * shape[shape.size() - 1];
   for (int64_t& stride : strides) stride *= matrix_size;
   return strides;
 }
-
-}  // namespace
 
 void interpret_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out) {
   const Shape& a_shape = node.inputs[0]->shape;
@@ -54,8 +52,8 @@ void interpret_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Bu
   const int64_t k = a_shape[a_shape.size() - 1];
   const int64_t n = b_shape[b_shape.size() - 1];
   const Shape batch(node.shape.begin(), node.shape.end() - 2);
-  const std::vector<int64_t> a_strides = batch_strides(a_shape, batch);
-  const std::vector<int64_t> b_strides = batch_strides(b_shape, batch);
+  const std::vector<int64_t> a_strides = matmul_batch_strides(a_shape, batch);
+  const std::vector<int64_t> b_strides = matmul_batch_strides(b_shape, batch);
   visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
     if constexpr (std::is_same_v<T, bool>) {
       fail_unsupported_dtype(node, node.dtype);

@@ -133,12 +133,8 @@ void multiply(const CublasApi& api, CublasHandle handle, const ir::Node& node, u
   const int64_t n = b_shape[b_shape.size() - 1];
   const Shape batch(node.shape.begin(), node.shape.end() - 2);
   const auto element = static_cast<int64_t>(sizeof(T));
-  std::vector<int64_t> a_strides =
-      detail::broadcast_strides(Shape(a_shape.begin(), a_shape.end() - 2), batch);
-  std::vector<int64_t> b_strides =
-      detail::broadcast_strides(Shape(b_shape.begin(), b_shape.end() - 2), batch);
-  for (int64_t& stride : a_strides) stride *= m * k;
-  for (int64_t& stride : b_strides) stride *= k * n;
+  const std::vector<int64_t> a_strides = detail::matmul_batch_strides(a_shape, batch);
+  const std::vector<int64_t> b_strides = detail::matmul_batch_strides(b_shape, batch);
   detail::walk_strided<2>(batch, {a_strides.data(), b_strides.data()}, {0, 0},
                           [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
                             gemm<T>(api, handle, node,
