@@ -10,6 +10,7 @@
 
 #include "frontend/evaluation.h"
 #include "lazuli/error.h"
+#include "runtime/cuda/device.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/devices.h"
 
@@ -132,6 +133,20 @@ std::string cuda::unavailable_reason() {
   std::string why;
   runtime::cuda::driver(&why);
   return why;
+}
+
+cuda::MemoryStats cuda::memory_stats(int index) {
+  const Device device = Device::cuda(index);  // throws, saying why, for no such device
+  const runtime::cuda::AllocatorStatistics counts =
+      runtime::cuda::cuda_device(device.index()).allocator().statistics();
+  return {counts.bytes_in_use, counts.bytes_cached, counts.peak_bytes_in_use,
+          counts.allocations,  counts.reuses,       counts.device_allocations,
+          counts.cache_flushes};
+}
+
+void cuda::empty_cache(int index) {
+  const Device device = Device::cuda(index);
+  runtime::cuda::cuda_device(device.index()).allocator().release_cached();
 }
 
 }  // namespace lz

@@ -276,6 +276,15 @@ const Buffer& Buffer::host() const {
   return *host_copy_;
 }
 
+const DeviceMemory& Buffer::device_copy(int device, const DeviceCopier& copy) const {
+  if (storage_ != nullptr) return storage_->device_copy(device, copy);
+  std::lock_guard lock(device_copies_mutex_);
+  for (const std::unique_ptr<DeviceMemory>& made : device_copies_) {
+    if (made->device_index() == device) return *made;
+  }
+  return *device_copies_.emplace_back(copy(host()));
+}
+
 Buffer::~Buffer() {
   if (written_ != nullptr) return;        // a promise: its memory, if any, is `storage_`'s
   if (device_memory_ != nullptr) return;  // the device's allocator takes it back

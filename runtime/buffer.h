@@ -4,8 +4,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "lazuli/dtype.h"
 #include "runtime/device_memory.h"
@@ -69,6 +71,19 @@ class Buffer {
   /// first call (blocking until the device has written them) and kept.
   const Buffer& host() const;
 
+  // A kernel on a device reads a buffer whose elements are elsewhere (a host tensor moved with
+  // to(cuda), a tensor of another device) through a copy in that device's memory, made once
+  // and kept for the buffer's life: a tensor moved once and read by many kernels crosses the
+  // bus once.
+
+  /// Makes the elements of a buffer held elsewhere.
+  using DeviceCopier = std::function<std::unique_ptr<DeviceMemory>(const Buffer& host)>;
+  /// The copy of this buffer's elements in the memory of device `device` (its DeviceMemory
+  /// index): `copy` makes it from the host elements at the first call for that device, and it
+  /// is kept. Concurrent first calls for one device make one copy; `copy` must have finished
+  /// writing when it returns, as the copy is then read from any stream.
+  const DeviceMemory& device_copy(int device, const DeviceCopier& copy) const;
+
   // A memory limit bounds the bytes of buffers alive at once; an allocation beyond it fails with
   // std::bad_alloc, which the executor reports as an lz::Error naming the op.
 
@@ -110,6 +125,8 @@ class Buffer {
   std::unique_ptr<DeviceMemory> device_memory_;  // elements on a device (data_ is null)
   mutable std::once_flag host_copy_made_;
   mutable std::shared_ptr<Buffer> host_copy_;  // of device memory, once host() was called
+  mutable std::mutex device_copies_mutex_;
+  mutable std::vector<std::unique_ptr<DeviceMemory>> device_copies_;  // device_copy()'s
 };
 
 }  // namespace lz::runtime

@@ -214,8 +214,9 @@ std::vector<BufferPtr> run_on_cuda(const passes::Kernel& kernel, const Execution
   const auto start = std::chrono::steady_clock::now();
   const bool dumping = !options.dump_directory.empty();
   cuda::CudaKernelReport report;
-  std::vector<BufferPtr> results = cuda::run_cuda_kernel(kernel, inputs, options.device.index(),
-                                                         options.stream, report, dumping);
+  std::vector<BufferPtr> results =
+      cuda::run_cuda_kernel(kernel, inputs, options.device.index(), options.stream,
+                            options.cache_directory, report, dumping);
   if (dumping && !report.source.empty()) {
     const std::filesystem::path stem = std::filesystem::path(options.dump_directory) /
                                        ("kernel" + std::to_string(kernel.id) + "." + report.name);
@@ -235,9 +236,12 @@ std::vector<BufferPtr> run_on_cuda(const passes::Kernel& kernel, const Execution
                  "[lazuli]   kernel %d %s on %s stream %d: %s entries=%d elements=%lld ops=%zu "
                  "compile=%.3fms queue=%.3fms\n",
                  kernel.id, report.name.c_str(), options.device.name().c_str(), options.stream,
-                 report.compiled ? "compiled" : "cached", report.entries_launched,
-                 static_cast<long long>(kernel.nodes.back()->size()), kernel.nodes.size(),
-                 report.compile_ms, milliseconds_since(start) - report.compile_ms);
+                 report.compiled    ? "compiled"
+                 : report.from_disk ? "disk"
+                                    : "memory",
+                 report.entries_launched, static_cast<long long>(kernel.nodes.back()->size()),
+                 kernel.nodes.size(), report.compile_ms,
+                 milliseconds_since(start) - report.compile_ms);
   }
   return results;
 }

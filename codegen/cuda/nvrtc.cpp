@@ -150,6 +150,12 @@ bool nvrtc_available(std::string* why) {
   return api.failure.empty();
 }
 
+std::string nvrtc_version() {
+  const Nvrtc& api = nvrtc();
+  if (!api.failure.empty()) return "";
+  return std::to_string(api.major) + "." + std::to_string(api.minor);
+}
+
 CompiledCuda compile_cuda(const std::string& source, const std::string& arch, bool want_ptx) {
   const Nvrtc& api = nvrtc();
   if (!api.failure.empty()) throw Error("[cuda] cannot compile: " + api.failure);

@@ -11,6 +11,9 @@ namespace lz::codegen::cuda {
 /// /usr/local/cuda/lib64/libnvrtc.so.13). When it cannot, `why` (if given) says what failed.
 bool nvrtc_available(std::string* why = nullptr);
 
+/// The loaded NVRTC's version ("13.0"); empty when it cannot be loaded.
+std::string nvrtc_version();
+
 struct CompiledCuda {
   /// Machine code for `arch`; empty when NVRTC cannot target it, and `ptx` is the fallback.
   std::vector<char> cubin;

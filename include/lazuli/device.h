@@ -1,6 +1,7 @@
 // Where a tensor lives and runs.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,23 @@ bool is_available();
 int device_count();
 /// Why no CUDA device is available ("cannot load libcuda.so.1: ..."); empty when one is.
 std::string unavailable_reason();
+
+/// What the caching allocator of a CUDA device holds and has done (counts since the device was
+/// first used). Freed blocks stay cached for reuse by later work on the same stream.
+struct MemoryStats {
+  int64_t bytes_in_use = 0;  // held by live tensors and queued work
+  int64_t bytes_cached = 0;  // freed, kept for reuse
+  int64_t peak_bytes_in_use = 0;
+  int64_t allocations = 0;         // blocks handed out
+  int64_t reuses = 0;              // of those, taken from the cache
+  int64_t device_allocations = 0;  // of those, new memory from the driver (cuMemAlloc)
+  int64_t cache_flushes = 0;       // times the whole cache went back to the driver
+};
+/// The allocator's figures for CUDA device `index`. Throws as Device::cuda(index) does.
+MemoryStats memory_stats(int index = 0);
+/// Gives the cached blocks of CUDA device `index` back to the driver, once the device has run
+/// what it has queued (for other processes, or before measuring). Throws as Device::cuda does.
+void empty_cache(int index = 0);
 
 }  // namespace cuda
 }  // namespace lz

@@ -7,7 +7,7 @@
 
 #include "codegen/cpu/kernel_signature.h"
 #include "codegen/cuda/nvrtc.h"
-#include "codegen/cuda/source.h"
+#include "codegen/cuda/program_cache.h"
 #include "lazuli/error.h"
 #include "runtime/cuda/cublas_matmul.h"
 #include "runtime/cuda/device.h"
@@ -55,29 +55,27 @@ class CudaMemory final : public DeviceMemory {
 
 /// A kernel's entries loaded on one device.
 struct LoadedKernel {
+  std::string name;  // lz_<hash>: its entries' prefix
   codegen::cuda::CudaKernelSource source;
   std::vector<CUfunction> functions;  // one per entry
 };
 
-/// Compiled kernels by device and exact key: a new scalar, seed or (flat kernels) size reuses
-/// the code, as on the CPU.
+/// Kernels loaded per device, by exact key: a new scalar, seed or (flat kernels) size reuses
+/// the code, as on the CPU. A miss finds the program on disk or compiles it
+/// (codegen/cuda/program_cache.h).
 class KernelCache {
  public:
-  /// The loaded kernel; a miss compiles it (and fills the report's compile fields). With
-  /// `dump`, the report also gets the source, PTX and cubin (compiling again on a hit).
+  /// The loaded kernel; a miss fills the report's compile fields. With `dump`, the report also
+  /// gets the source, PTX and cubin (compiling again on a hit).
   const LoadedKernel& find_or_compile(CudaDevice& device, const passes::Kernel& kernel,
-                                      CudaKernelReport& report, bool dump) {
-    const bool flat = codegen::is_flat(kernel);
-    std::string key = codegen::kernel_key(kernel, flat);
-    char name[24];
-    std::snprintf(name, sizeof(name), "lz_%016llx",
-                  static_cast<unsigned long long>(std::hash<std::string>{}(key)));
-    report.name = name;
+                                      const std::string& cache_directory, CudaKernelReport& report,
+                                      bool dump) {
+    std::string key = codegen::kernel_key(kernel, codegen::is_flat(kernel));
     const std::string architecture = device.properties().architecture();
     if (dump) {
-      const codegen::cuda::CudaKernelSource source =
-          codegen::cuda::generate_cuda_source(kernel, name);
-      report.source = source.translation_unit();
+      report.source =
+          codegen::cuda::generate_cuda_source(kernel, codegen::cuda::program_name(kernel))
+              .translation_unit();
       codegen::cuda::CompiledCuda compiled =
           codegen::cuda::compile_cuda(report.source, architecture, /*want_ptx=*/true);
       report.ptx = std::move(compiled.ptx);
@@ -88,26 +86,26 @@ class KernelCache {
       std::lock_guard lock(mutex_);
       if (auto found = kernels_.find(slot); found != kernels_.end()) {
         counters().cache_hits.fetch_add(1, std::memory_order_relaxed);
+        report.name = found->second->name;
         return *found->second;
       }
     }
     // Compiled outside the lock, so that launches of cached kernels never wait behind NVRTC;
     // two threads missing the same kernel at once both compile it, and the first one is kept.
-    trace::Span span("compile", "compile cuda kernel");
+    trace::Span span("compile", "find or compile cuda kernel");
     const auto start = std::chrono::steady_clock::now();
+    codegen::cuda::CudaProgram program =
+        codegen::cuda::find_or_compile_program(kernel, architecture, cache_directory);
     auto made = std::make_unique<LoadedKernel>();
-    made->source = codegen::cuda::generate_cuda_source(kernel, name);
-    const codegen::cuda::CompiledCuda compiled =
-        codegen::cuda::compile_cuda(made->source.translation_unit(), architecture);
-    const void* image = compiled.cubin.empty() ? static_cast<const void*>(compiled.ptx.c_str())
-                                               : compiled.cubin.data();
-    const CUmodule module = device.load_module(image);
+    made->name = program.name;
+    made->source = std::move(program.source);
+    const CUmodule module = device.load_module(program.image.data());
     for (const codegen::cuda::CudaEntry& entry : made->source.entries) {
       made->functions.push_back(device.function(module, entry.symbol));
     }
-    counters().cache_misses.fetch_add(1, std::memory_order_relaxed);
-    counters().kernels_compiled.fetch_add(1, std::memory_order_relaxed);
-    report.compiled = true;
+    report.name = made->name;
+    report.compiled = !program.from_disk;
+    report.from_disk = program.from_disk;
     report.compile_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::lock_guard lock(mutex_);
@@ -128,27 +126,29 @@ std::string op_of(const passes::Kernel& kernel) {
   return std::string(ir::op_name(kernel.nodes.back()->op));
 }
 
-/// The device address of input `buffer`, copying host elements in first (the copy is held by
-/// `uploads` until the kernel is queued; stream order keeps it valid until it has been read).
-uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer, const std::string& op,
-                        std::vector<std::unique_ptr<CudaMemory>>& uploads) {
-  if (const DeviceMemory* memory = buffer.device_memory()) {
-    if (memory->device_index() != device.ordinal()) {
-      throw Error("[" + op + "] reads a tensor on cuda:" + std::to_string(memory->device_index()) +
-                  " while running on cuda:" + std::to_string(device.ordinal()) +
-                  "; move it with .to(lz::Device::cuda(" + std::to_string(device.ordinal()) + "))");
-    }
+/// The device address of input `buffer`: its own memory when it is on `device`, else the copy
+/// the buffer keeps there, made now at its first use on this device (Buffer::device_copy).
+uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer,
+                        const std::string& op) {
+  if (const DeviceMemory* memory = buffer.device_memory();
+      memory != nullptr && memory->device_index() == device.ordinal()) {
     return memory->address();
   }
-  const Buffer& host = buffer.host();
-  auto& upload =
-      uploads.emplace_back(std::make_unique<CudaMemory>(device, host.bytes(), stream, op));
-  check(
-      device.driver(),
-      device.driver().api.memcpy_htod_async(
-          upload->address(), host.data(), static_cast<size_t>(host.bytes()), device.stream(stream)),
-      op.c_str(), "cuMemcpyHtoDAsync");
-  return upload->address();
+  return buffer
+      .device_copy(
+          device.ordinal(),
+          [&](const Buffer& host) -> std::unique_ptr<DeviceMemory> {
+            auto copy = std::make_unique<CudaMemory>(device, host.bytes(), stream, op);
+            const CUstream cuda_stream = device.stream(stream);
+            check(device.driver(),
+                  device.driver().api.memcpy_htod_async(
+                      copy->address(), host.data(), static_cast<size_t>(host.bytes()), cuda_stream),
+                  op.c_str(), "cuMemcpyHtoDAsync");
+            // Finished before it is shared: kernels on any stream may read it next.
+            device.synchronize(cuda_stream, op.c_str());
+            return copy;
+          })
+      .address();
 }
 
 }  // namespace
@@ -156,17 +156,15 @@ uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer, co
 std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kernel,
                                                      std::span<const Buffer* const> inputs,
                                                      int device_index, int stream,
+                                                     const std::string& cache_directory,
                                                      CudaKernelReport& report, bool dump) {
   const std::string op = op_of(kernel);
   CudaDevice& device = cuda_device(device_index);
   device.make_current();  // this thread may never have called the driver for this device
 
   // Parameter values in ABI order (inputs, then outputs); each entry passes pointers to them.
-  std::vector<std::unique_ptr<CudaMemory>> uploads;
   std::vector<uint64_t> buffers;
-  for (const Buffer* input : inputs) {
-    buffers.push_back(device_address(device, stream, *input, op, uploads));
-  }
+  for (const Buffer* input : inputs) buffers.push_back(device_address(device, stream, *input, op));
   std::vector<std::shared_ptr<Buffer>> outputs;
   for (const ir::NodePtr& output : kernel.outputs) {
     const int64_t bytes = output->size() * dtype_size(output->dtype);
@@ -189,7 +187,8 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
     report.name = "cuBLAS";
     return outputs;
   }
-  const LoadedKernel& loaded = kernel_cache().find_or_compile(device, kernel, report, dump);
+  const LoadedKernel& loaded =
+      kernel_cache().find_or_compile(device, kernel, cache_directory, report, dump);
   const CUstream cuda_stream = device.stream(stream);
   const std::vector<uint64_t> scalars = codegen::kernel_scalars(kernel);
   std::unique_ptr<CudaMemory> workspace;

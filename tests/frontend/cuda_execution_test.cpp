@@ -1,7 +1,8 @@
 // Programs run on a CUDA device against the same programs on the CPU (skipped without a GPU):
 // elementwise chains of every dtype, views, reductions by thread, by block and split to one
-// value, random leaves, moves between devices both ways, clear errors for what the device does
-// not run, matmuls through cuBLAS, and two streams at once.
+// value, random leaves, moves between devices both ways (a host tensor copied in once), the
+// caching allocator's reuse, clear errors for what the device does not run, matmuls through
+// cuBLAS, and two streams at once.
 #include <gtest/gtest.h>
 
 #include <lazuli/lazuli.h>
@@ -160,6 +161,57 @@ TEST_F(CudaExecutionTest, TensorsMoveBetweenHostAndDevice) {
   const lz::Tensor back = on_gpu.to(lz::Device::cpu()) + 1;
   EXPECT_EQ(back.to_vector<float>(), (std::vector<float>{11, 21, 31, 41}));
   EXPECT_EQ(on_gpu.to_vector<float>(), (std::vector<float>{10, 20, 30, 40}));
+}
+
+TEST_F(CudaExecutionTest, AHostTensorMovedOnceIsCopiedToTheDeviceOnce) {
+  std::vector<float> values(1 << 16);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 97);
+  const lz::Tensor on_gpu = lz::from_vector(values, {1 << 16}).to(lz::Device::cuda());
+  const lz::Tensor first = on_gpu + 1;
+  first.wait_to_read();  // copies the elements in, and allocates the result
+  const lz::cuda::MemoryStats before = lz::cuda::memory_stats();
+  const lz::Tensor second = on_gpu * 2;
+  second.wait_to_read();
+  const lz::cuda::MemoryStats after = lz::cuda::memory_stats();
+  EXPECT_EQ(after.allocations - before.allocations, 1)
+      << "the second kernel should allocate its result only, reading the copy the first made";
+  EXPECT_EQ(first.to_vector<float>()[96], 97.0f);
+  EXPECT_EQ(second.to_vector<float>()[200], 2.0f * static_cast<float>(200 % 97));
+}
+
+TEST_F(CudaExecutionTest, FreedDeviceMemoryIsReusedAndCanBeGivenBack) {
+  lz::DeviceScope scope(lz::Device::cuda());
+  const auto evaluate_and_drop = [] {
+    const lz::Tensor x = lz::arange(0, 1 << 18) * 2;
+    EXPECT_EQ(x.to_vector<float>()[5], 10.0f);
+  };
+  evaluate_and_drop();
+  const lz::cuda::MemoryStats before = lz::cuda::memory_stats();
+  EXPECT_GT(before.bytes_cached, 0) << "the dropped tensor's memory was not kept for reuse";
+  evaluate_and_drop();
+  const lz::cuda::MemoryStats after = lz::cuda::memory_stats();
+  EXPECT_GT(after.reuses, before.reuses);
+  EXPECT_EQ(after.device_allocations, before.device_allocations)
+      << "the same size on the same stream should come from the cache";
+  lz::cuda::empty_cache();
+  const lz::cuda::MemoryStats emptied = lz::cuda::memory_stats();
+  EXPECT_EQ(emptied.bytes_cached, 0);
+  EXPECT_EQ(emptied.cache_flushes, after.cache_flushes + 1);
+}
+
+TEST_F(CudaExecutionTest, ATensorMovesBetweenTwoDevices) {
+  if (lz::cuda::device_count() < 2) GTEST_SKIP() << "one CUDA device";
+  lz::Tensor on_zero;
+  {
+    lz::DeviceScope scope(lz::Device::cuda(0));
+    on_zero = lz::arange(0, 1000) * 3;
+  }
+  const lz::Tensor on_one = on_zero.to(lz::Device::cuda(1)) + 1;
+  EXPECT_EQ(on_one.device(), lz::Device::cuda(1));
+  const std::vector<float> values = on_one.to_vector<float>();
+  for (size_t i = 0; i < values.size(); i += 37) {
+    ASSERT_EQ(values[i], static_cast<float>(i) * 3 + 1) << "element " << i;
+  }
 }
 
 TEST_F(CudaExecutionTest, MatmulsGoThroughCublasWithTheirEpilogue) {
