@@ -294,24 +294,13 @@ runtime::Stream& stream_of(const Launch& launch) {
   return runtime::device_stream(launch.device, launch.stream);
 }
 
-/// An observer that puts each pass into the trace as a span from the previous pass's end.
-passes::PassManager::Observer trace_passes() {
-  auto previous =
-      std::make_shared<std::chrono::steady_clock::time_point>(std::chrono::steady_clock::now());
-  return [previous](int, std::string_view pass, const passes::PassContext&) {
-    const auto now = std::chrono::steady_clock::now();
-    runtime::trace::complete("pass", pass, *previous, now);
-    *previous = now;
-  };
-}
-
-/// The pass pipeline for one launch: the disabled passes, and observers that dump each stage
-/// (LZ_DUMP) and put each pass into the trace. Sets where the compiled kernels are dumped.
+/// The pass pipeline for one launch: the disabled passes, and an observer that dumps each stage
+/// (LZ_DUMP). Sets where the compiled kernels are dumped. (Each pass is a trace span of its own:
+/// passes/pass_manager.cpp.)
 passes::PassManager configure_passes(const Settings& settings, const EvaluationRecord& record,
                                      runtime::ExecutionOptions& execution) {
   passes::PassManager manager;
   for (const std::string& name : split_names(settings.disabled_passes)) manager.disable(name);
-  std::vector<passes::PassManager::Observer> observers;
   if (!settings.dump_directory.empty()) {
     char folder[48];
     std::snprintf(folder, sizeof(folder), "%04llu.%s",
@@ -319,18 +308,11 @@ passes::PassManager configure_passes(const Settings& settings, const EvaluationR
                   evaluation_reason_name(record.reason));
     const std::filesystem::path folder_path =
         std::filesystem::path(settings.dump_directory) / folder;
-    observers.push_back(dump_passes(folder_path, settings.dump_passes));
+    manager.set_observer(dump_passes(folder_path, settings.dump_passes));
     // The compiled kernels' IR and assembly count as the stage "codegen" for LZ_DUMP_PASSES.
     if (std::regex_match("codegen", std::regex(settings.dump_passes))) {
       execution.dump_directory = folder_path.string();
     }
-  }
-  if (runtime::trace::enabled()) observers.push_back(trace_passes());
-  if (!observers.empty()) {
-    manager.set_observer(
-        [observers](int position, std::string_view pass, const passes::PassContext& context) {
-          for (const auto& observer : observers) observer(position, pass, context);
-        });
   }
   return manager;
 }

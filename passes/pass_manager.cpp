@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "lazuli/error.h"
+#include "runtime/trace.h"
 
 namespace lz::passes {
 
@@ -39,7 +40,11 @@ void PassManager::run(PassContext& context) {
   for (const auto& pass : passes_) {
     if (std::find(disabled_.begin(), disabled_.end(), pass->name()) != disabled_.end()) continue;
     const auto start = std::chrono::steady_clock::now();
-    pass->run(context);
+    {
+      // A live span, so that the pass is an NVTX range in Nsight as well as a trace span.
+      runtime::trace::Span span("pass", pass->name());
+      pass->run(context);
+    }
     const double elapsed =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     timings_.push_back({std::string(pass->name()), elapsed});
