@@ -9,7 +9,7 @@
 #include <regex>
 #include <string_view>
 
-#include "codegen/cpu/disk_cache.h"
+#include "codegen/disk_cache.h"
 #include "runtime/buffer.h"
 
 namespace lz::frontend {

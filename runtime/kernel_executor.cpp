@@ -11,8 +11,8 @@
 #include <unordered_map>
 
 #include "codegen/cpu/kernel_cache.h"
-#include "codegen/cpu/kernel_signature.h"
-#include "codegen/cpu/unsupported_kernel.h"
+#include "codegen/kernel_signature.h"
+#include "codegen/unsupported_kernel.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
 #include "passes/fusion_plan.h"

@@ -30,8 +30,8 @@
 #include <llvm/Transforms/Utils/InjectTLIMappings.h>
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
-#include "codegen/cpu/kernel_signature.h"
 #include "codegen/cpu/runtime_helpers.h"
+#include "codegen/kernel_signature.h"
 #include "lazuli/error.h"
 
 namespace lz::codegen {

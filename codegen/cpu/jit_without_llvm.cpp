@@ -1,7 +1,7 @@
 // The JIT of a lazuli built without LLVM (LAZULI_WITH_LLVM=OFF): no kernel is compiled, so the
 // runtime interprets each one and says why at LZ_LOG=info.
 #include "codegen/cpu/jit.h"
-#include "codegen/cpu/unsupported_kernel.h"
+#include "codegen/unsupported_kernel.h"
 
 namespace lz::codegen {
 

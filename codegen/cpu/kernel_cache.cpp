@@ -4,8 +4,8 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "codegen/cpu/disk_cache.h"
-#include "codegen/cpu/kernel_signature.h"
+#include "codegen/disk_cache.h"
+#include "codegen/kernel_signature.h"
 #include "runtime/statistics.h"
 
 namespace lz::codegen {

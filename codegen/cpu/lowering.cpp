@@ -14,8 +14,9 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/cpu/element_ops.h"
-#include "codegen/cpu/kernel_signature.h"
-#include "codegen/cpu/unsupported_kernel.h"
+#include "codegen/kernel_layout.h"
+#include "codegen/kernel_signature.h"
+#include "codegen/unsupported_kernel.h"
 #include "lazuli/error.h"
 
 namespace lz::codegen {
@@ -55,28 +56,12 @@ class KernelEmitter {
         module_(module),
         context_(module.getContext()),
         builder_(context_),
-        name_(std::move(name)) {
-    int slot = 0;
-    for (size_t i = 0; i < kernel.nodes.size(); ++i) {
-      const Node* node = kernel.nodes[i].get();
-      position_[node] = static_cast<int>(i);
-      scalar_slot_[node] = slot;
-      slot += scalar_slot_count(node->op);
-      bool depends = ir::op_info(node->op).kind == ir::OpKind::Reduction;
-      for (const ir::NodePtr& input : node->inputs) {
-        depends = depends || depends_on_reduction_.contains(input.get());
-      }
-      if (depends) depends_on_reduction_.insert(node);
-    }
-  }
+        name_(std::move(name)),
+        layout_(kernel) {}
 
   std::vector<Phase> emit() {
-    std::vector<const Node*> reductions;
-    for (const ir::NodePtr& node : kernel_.nodes) {
-      if (ir::op_info(node->op).kind == ir::OpKind::Reduction) reductions.push_back(node.get());
-    }
-    std::vector<const Node*> outputs;
-    for (const ir::NodePtr& output : kernel_.outputs) outputs.push_back(output.get());
+    const std::vector<const Node*>& reductions = layout_.reductions;
+    const std::vector<const Node*>& outputs = layout_.outputs;
     std::vector<const Node*> left;  // outputs the main phase does not compute
     if (reductions.empty()) {
       left = emit_elementwise_phase(kernel_.nodes.back().get(), outputs);
@@ -84,11 +69,7 @@ class KernelEmitter {
       left = emit_reduction_phase(reductions, outputs);
     }
     for (const Node* output : left) {
-      if (depends_on_reduction_.contains(output)) {
-        throw UnsupportedKernel("output %" + std::to_string(position_.at(output)) +
-                                " depends on a reduction but is neither shaped like its result "
-                                "nor like its input");
-      }
+      layout_.check_separate_output(output);
       emit_elementwise_phase(output, {output});
     }
     std::string problems;
@@ -112,7 +93,7 @@ class KernelEmitter {
     Phase phase;
     phase.kind = kind;
     phase.symbol = symbol;
-    phase.range_node = position_.at(range_node);
+    phase.range_node = layout_.position.at(range_node);
     phase.fixed_range = fixed_range;
     phase.work_per_position = work_per_position;
     phases_.push_back(std::move(phase));
@@ -320,7 +301,7 @@ class KernelEmitter {
       const Node* node = pending.back();
       pending.pop_back();
       if (node == producer) return true;
-      if (!position_.contains(node) || !seen.insert(node).second) continue;
+      if (!layout_.position.contains(node) || !seen.insert(node).second) continue;
       for (const ir::NodePtr& input : node->inputs) pending.push_back(input.get());
     }
     return false;
@@ -346,7 +327,7 @@ class KernelEmitter {
 
   Value* scalar_slot(const Node* node, int slot) {
     Value* address = builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), scalars_,
-                                                         scalar_slot_.at(node) + slot);
+                                                         layout_.scalar_slot.at(node) + slot);
     return builder_.CreateLoad(builder_.getInt64Ty(), address);
   }
 
@@ -355,7 +336,7 @@ class KernelEmitter {
   }
 
   Value* compute(const Node* node, Index& index) {
-    if (!position_.contains(node)) return load_input(node, index);
+    if (!layout_.position.contains(node)) return load_input(node, index);
     switch (ir::op_info(node->op).kind) {
       case ir::OpKind::Leaf: return compute_leaf(node, index);
       case ir::OpKind::Unary:
@@ -780,7 +761,7 @@ class KernelEmitter {
     std::vector<const Node*> in_second_loop;  // input-shaped values reading a result
     std::vector<const Node*> left;
     for (const Node* output : outputs) {
-      const bool depends = depends_on_reduction_.contains(output);
+      const bool depends = layout_.depends_on_reduction.contains(output);
       const bool reduction = ir::op_info(output->op).kind == ir::OpKind::Reduction;
       if (reduction || (depends && output->shape != input_shape && output->size() == kept)) {
         at_kept.push_back(output);
@@ -806,7 +787,8 @@ class KernelEmitter {
     for (const Node* output : in_second_loop) {
       for (const Node* reduction : reductions) {
         const Node* input = reduction->inputs[0].get();
-        if (position_.contains(input) && input->dtype == output->dtype && reads(output, input)) {
+        if (layout_.position.contains(input) && input->dtype == output->dtype &&
+            reads(output, input)) {
           stashed.emplace_back(output, input);
           break;
         }
@@ -886,10 +868,7 @@ class KernelEmitter {
   llvm::LLVMContext& context_;
   llvm::IRBuilder<> builder_;
   const std::string name_;
-
-  std::unordered_map<const Node*, int> position_;
-  std::unordered_map<const Node*, int> scalar_slot_;
-  std::unordered_set<const Node*> depends_on_reduction_;
+  const KernelLayout layout_;
   std::vector<Phase> phases_;
 
   // The phase being emitted.

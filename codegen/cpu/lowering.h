@@ -7,7 +7,7 @@
 //
 // over the positions [begin, end) of its range, so the runtime can split the range across
 // threads. `buffers` holds the kernel's inputs, then its outputs (Kernel::inputs, then
-// Kernel::outputs); `scalars` holds kernel_scalars() (codegen/cpu/kernel_signature.h); `state`
+// Kernel::outputs); `scalars` holds kernel_scalars() (codegen/kernel_signature.h); `state`
 // is used only by the two phases of a split reduction (below).
 //
 // How a kernel is computed

@@ -6,9 +6,9 @@
 #include <functional>
 #include <optional>
 
-#include "codegen/cpu/disk_cache.h"
-#include "codegen/cpu/kernel_signature.h"
 #include "codegen/cuda/nvrtc.h"
+#include "codegen/disk_cache.h"
+#include "codegen/kernel_signature.h"
 #include "runtime/statistics.h"
 #include "runtime/trace.h"
 

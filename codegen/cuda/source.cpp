@@ -3,15 +3,15 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
-#include "codegen/cpu/kernel_signature.h"
-#include "codegen/cpu/unsupported_kernel.h"
 #include "codegen/cuda/element_source.h"
 #include "codegen/cuda/preamble.h"
 #include "codegen/cuda/reduction_source.h"
 #include "codegen/cuda/source_writer.h"
+#include "codegen/kernel_layout.h"
+#include "codegen/kernel_signature.h"
+#include "codegen/unsupported_kernel.h"
 #include "lazuli/error.h"
 
 namespace lz::codegen::cuda {
@@ -48,29 +48,11 @@ struct Index {
 class SourceEmitter {
  public:
   SourceEmitter(const passes::Kernel& kernel, std::string name)
-      : kernel_(kernel), flat_(is_flat(kernel)), name_(std::move(name)) {
-    int slot = 0;
-    for (size_t i = 0; i < kernel.nodes.size(); ++i) {
-      const Node* node = kernel.nodes[i].get();
-      position_[node] = static_cast<int>(i);
-      scalar_slot_[node] = slot;
-      slot += scalar_slot_count(node->op);
-      bool depends = ir::op_info(node->op).kind == ir::OpKind::Reduction;
-      for (const ir::NodePtr& input : node->inputs) {
-        depends = depends || depends_on_reduction_.contains(input.get());
-      }
-      if (depends) depends_on_reduction_.insert(node);
-    }
-    scalar_count_ = slot;
-  }
+      : kernel_(kernel), flat_(is_flat(kernel)), name_(std::move(name)), layout_(kernel) {}
 
   CudaKernelSource emit() {
-    std::vector<const Node*> reductions;
-    for (const ir::NodePtr& node : kernel_.nodes) {
-      if (ir::op_info(node->op).kind == ir::OpKind::Reduction) reductions.push_back(node.get());
-    }
-    std::vector<const Node*> outputs;
-    for (const ir::NodePtr& output : kernel_.outputs) outputs.push_back(output.get());
+    const std::vector<const Node*>& reductions = layout_.reductions;
+    const std::vector<const Node*>& outputs = layout_.outputs;
     std::vector<const Node*> left;  // outputs the main entry does not compute
     if (reductions.empty()) {
       left = emit_elementwise_entry(kernel_.nodes.back().get(), outputs);
@@ -78,11 +60,7 @@ class SourceEmitter {
       left = emit_reduction_entries(reductions, outputs);
     }
     for (const Node* output : left) {
-      if (depends_on_reduction_.contains(output)) {
-        throw UnsupportedKernel("output %" + std::to_string(position_.at(output)) +
-                                " depends on a reduction but is neither shaped like its result "
-                                "nor like its input");
-      }
+      layout_.check_separate_output(output);
       emit_elementwise_entry(output, {output});
     }
     result_.definitions = writer_.take();
@@ -143,7 +121,8 @@ class SourceEmitter {
     }
     if (entry.uses_workspace) parameters.push_back("lz_u64* __restrict__ workspace");
     parameters.push_back("lz_i64 count");
-    for (int s = 0; s < scalar_count_; ++s) parameters.push_back("lz_u64 s" + std::to_string(s));
+    for (int s = 0; s < layout_.scalar_count; ++s)
+      parameters.push_back("lz_u64 s" + std::to_string(s));
     std::string signature = "extern \"C\" __global__ void __launch_bounds__(" +
                             std::to_string(kCudaBlockSize) + ") " + entry.symbol + "(";
     for (size_t i = 0; i < parameters.size(); ++i) {
@@ -247,14 +226,14 @@ class SourceEmitter {
   }
 
   std::string scalar(const Node* node, int slot) const {
-    return "s" + std::to_string(scalar_slot_.at(node) + slot);
+    return "s" + std::to_string(layout_.scalar_slot.at(node) + slot);
   }
   std::string scalar_as_double(const Node* node, int slot) const {
     return "__longlong_as_double((lz_i64)" + scalar(node, slot) + ")";
   }
 
   std::string compute(const Node* node, Index& index) {
-    if (!position_.contains(node)) return load_input(node, index);
+    if (!layout_.position.contains(node)) return load_input(node, index);
     const char* type = value_type(node->dtype);
     switch (ir::op_info(node->op).kind) {
       case ir::OpKind::Leaf: return declare(type, leaf_expression(node, index));
@@ -421,7 +400,7 @@ class SourceEmitter {
     }
     CudaEntry entry;
     entry.kind = CudaEntry::Kind::Elementwise;
-    entry.range_node = position_.at(target);
+    entry.range_node = layout_.position.at(target);
     entry.elements_per_thread = flat_ ? kPackElements : 1;
     begin_entry(entry, "loop" + std::to_string(result_.entries.size()));
     const auto compute_at = [&](const std::string& position) {
@@ -531,7 +510,7 @@ class SourceEmitter {
     Outputs split;
     std::vector<const Node*> left;
     for (const Node* output : outputs) {
-      const bool depends = depends_on_reduction_.contains(output);
+      const bool depends = layout_.depends_on_reduction.contains(output);
       const bool reduction = ir::op_info(output->op).kind == ir::OpKind::Reduction;
       if (reduction || (depends && output->shape != input_shape && output->size() == kept)) {
         split.at_kept.push_back(output);
@@ -591,7 +570,7 @@ class SourceEmitter {
     const bool by_block = reduced > kThreadPerPositionElements;
     CudaEntry entry;
     entry.kind = CudaEntry::Kind::Reduction;
-    entry.range_node = position_.at(reductions.front().node);
+    entry.range_node = layout_.position.at(reductions.front().node);
     entry.threads_per_position = by_block ? kCudaBlockSize : 1;
     begin_entry(entry, "reduce");
     if (by_block) declare_shared_state(writer_, reductions);
@@ -644,7 +623,7 @@ class SourceEmitter {
     const std::string slots = std::to_string(state_slots);
     result_.state_slots = state_slots;
     CudaEntry entry;
-    entry.range_node = position_.at(reductions.front().node);
+    entry.range_node = layout_.position.at(reductions.front().node);
     entry.uses_workspace = true;
 
     entry.kind = CudaEntry::Kind::Partial;
@@ -714,10 +693,7 @@ class SourceEmitter {
   const passes::Kernel& kernel_;
   const bool flat_;
   const std::string name_;
-  std::unordered_map<const Node*, int> position_;
-  std::unordered_map<const Node*, int> scalar_slot_;
-  std::unordered_set<const Node*> depends_on_reduction_;
-  int scalar_count_ = 0;
+  const KernelLayout layout_;
 
   CudaKernelSource result_;
   SourceWriter writer_;

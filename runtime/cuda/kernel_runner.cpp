@@ -5,9 +5,9 @@
 #include <mutex>
 #include <string>
 
-#include "codegen/cpu/kernel_signature.h"
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/program_cache.h"
+#include "codegen/kernel_signature.h"
 #include "lazuli/error.h"
 #include "runtime/cuda/cublas_matmul.h"
 #include "runtime/cuda/device.h"

@@ -27,10 +27,10 @@
 
 #include <dlfcn.h>
 
-#include "codegen/cpu/kernel_signature.h"
-#include "codegen/cpu/unsupported_kernel.h"
 #include "codegen/cuda/preamble.h"
 #include "codegen/cuda/source.h"
+#include "codegen/kernel_signature.h"
+#include "codegen/unsupported_kernel.h"
 #include "ir/graph.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass.h"

@@ -12,9 +12,9 @@
 
 #include <stdlib.h>
 
-#include "codegen/cpu/disk_cache.h"
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/program_cache.h"
+#include "codegen/disk_cache.h"
 #include "tests/codegen/cuda_test_kernels.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "codegen/cpu/disk_cache.h"
+#include "codegen/disk_cache.h"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>

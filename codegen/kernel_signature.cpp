@@ -1,4 +1,4 @@
-#include "codegen/cpu/kernel_signature.h"
+#include "codegen/kernel_signature.h"
 
 #include <bit>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "codegen/cpu/disk_cache.h"
+#include "codegen/disk_cache.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
