@@ -1,10 +1,13 @@
 // Differential fuzzing of the pass pipeline: random graphs are computed by the reference
 // interpreter as they are, and by the kernel executor after the default pipeline (fusion on, off,
-// and with tiny kernel bounds); every output must agree.
+// and with tiny kernel bounds); every output must agree. On a CUDA device (skipped without one),
+// the fused variant runs there too: NVRTC kernels, cuBLAS matmuls and device copies of the leaves.
 //
 // CI runs a fixed set of seeds. A longer campaign (graph k uses seed LAZULI_FUZZ_SEED + k):
 //
 //   LAZULI_FUZZ_GRAPHS=100000 LAZULI_FUZZ_SEED=1000 build/opt/tests/passes/passes_fuzz_tests
+//
+// (LAZULI_FUZZ_CUDA_GRAPHS sets the number of graphs run on the CUDA device, 100 by default.)
 //
 // A failure prints the graph as IR text and the command that replays it
 // (`lazuli-opt graph.lzir --run --seed=S`): data leaves are filled and outputs compared by
@@ -25,12 +28,14 @@
 #include <unordered_set>
 #include <vector>
 
+#include "codegen/cuda/nvrtc.h"
 #include "ir/clone.h"
 #include "ir/graph.h"
 #include "ir/node.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "lazuli/device.h"
 #include "lazuli/error.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
@@ -52,13 +57,17 @@ using test::GraphGenerator;
 
 struct FuzzSettings {
   uint64_t first_seed = 0;
-  int graphs = 500;  // the CI set: a few seconds
+  int graphs = 500;       // the CI set: a few seconds
+  int cuda_graphs = 100;  // on a CUDA device, where each kernel is compiled by NVRTC
 };
 
 const FuzzSettings& fuzz_settings() {
   static const FuzzSettings settings = [] {
     FuzzSettings result;
     if (const char* graphs = std::getenv("LAZULI_FUZZ_GRAPHS")) result.graphs = std::atoi(graphs);
+    if (const char* graphs = std::getenv("LAZULI_FUZZ_CUDA_GRAPHS")) {
+      result.cuda_graphs = std::atoi(graphs);
+    }
     if (const char* seed = std::getenv("LAZULI_FUZZ_SEED")) {
       result.first_seed = std::strtoull(seed, nullptr, 0);
     }
@@ -101,11 +110,12 @@ std::string join(const std::vector<std::string>& names, size_t count) {
   return text;
 }
 
-/// Runs `pipeline` over a clone of `graph` and compares the executed outputs with `reference`
-/// (one buffer per graph node). Returns "" when they agree.
+/// Runs `pipeline` over a clone of `graph`, executes it as `execution` says and compares the
+/// outputs with `reference` (one buffer per graph node). Returns "" when they agree.
 std::string optimize_and_compare(const ir::Graph& graph,
                                  const std::vector<std::shared_ptr<runtime::Buffer>>& reference,
-                                 std::string_view pipeline, const PassOptions& options) {
+                                 std::string_view pipeline, const PassOptions& options,
+                                 const runtime::ExecutionOptions& execution = {}) {
   try {
     PassContext context(ir::clone_graph(graph), options);
     PassManager manager(pipeline);
@@ -118,7 +128,8 @@ std::string optimize_and_compare(const ir::Graph& graph,
       }
     });
     manager.run(context);
-    const std::vector<std::shared_ptr<runtime::Buffer>> optimized = runtime::execute(context);
+    const std::vector<std::shared_ptr<runtime::Buffer>> optimized =
+        runtime::execute(context, execution);
     if (optimized.size() != graph.outputs.size()) {
       return "execute returned " + std::to_string(optimized.size()) + " buffers for " +
              std::to_string(graph.outputs.size()) + " outputs";
@@ -127,7 +138,8 @@ std::string optimize_and_compare(const ir::Graph& graph,
     for (size_t i = 0; i < graph.outputs.size(); ++i) {
       const int64_t node = position.at(graph.outputs[i].get());
       const std::string difference = runtime::compare_buffers(
-          reference[node].get(), optimized[i].get(), graph.outputs[i]->shape);
+          reference[node].get(), optimized[i] ? &optimized[i]->host() : nullptr,
+          graph.outputs[i]->shape);
       if (!difference.empty()) {
         return "output " + std::to_string(i) + " (%" + std::to_string(node) + "): " + difference;
       }
@@ -155,21 +167,33 @@ std::string guilty_pass(const ir::Graph& graph,
   return "none: every prefix of the pipeline agrees";
 }
 
+/// The reference interpreter's buffers for `graph` (one per node, kept for its outputs), or
+/// why it failed in `report`.
+std::vector<std::shared_ptr<runtime::Buffer>> interpret_outputs(const ir::Graph& graph,
+                                                                std::string& report) {
+  std::vector<bool> keep(graph.nodes.size(), false);
+  const auto position = graph.index();
+  for (const NodePtr& output : graph.outputs) keep[position.at(output.get())] = true;
+  try {
+    return runtime::interpret(graph, keep);
+  } catch (const Error& error) {
+    report = std::string("  the reference interpreter failed: ") + error.what() + "\n";
+    return {};
+  }
+}
+
+std::string graph_report(uint64_t seed, const std::string& report, const ir::Graph& graph) {
+  return "graph of seed " + std::to_string(seed) + " disagrees:\n" + report +
+         "--- graph.lzir ---\n" + ir::print_graph(graph) + "------------------\n";
+}
+
 /// Generates the graph of `seed`, runs it every way and returns a report of what disagrees
 /// ("" when everything agrees).
 std::string check_seed(uint64_t seed) {
   ir::Graph graph = GraphGenerator(seed).generate();
   runtime::fill_data_leaves(graph, seed);
-  std::vector<bool> keep(graph.nodes.size(), false);
-  const auto position = graph.index();
-  for (const NodePtr& output : graph.outputs) keep[position.at(output.get())] = true;
-  std::vector<std::shared_ptr<runtime::Buffer>> reference;
   std::string report;
-  try {
-    reference = runtime::interpret(graph, keep);
-  } catch (const Error& error) {
-    report = std::string("  the reference interpreter failed: ") + error.what() + "\n";
-  }
+  const std::vector<std::shared_ptr<runtime::Buffer>> reference = interpret_outputs(graph, report);
   for (const Variant& variant : variants()) {
     if (!report.empty()) break;
     const std::string difference =
@@ -181,8 +205,32 @@ std::string check_seed(uint64_t seed) {
               variant.flags + "\n";
   }
   if (report.empty()) return "";
-  return "graph of seed " + std::to_string(seed) + " disagrees:\n" + report +
-         "--- graph.lzir ---\n" + ir::print_graph(graph) + "------------------\n";
+  return graph_report(seed, report, graph);
+}
+
+bool has_integer_matmul(const ir::Graph& graph) {
+  return std::any_of(graph.nodes.begin(), graph.nodes.end(), [](const NodePtr& node) {
+    return node->op == Op::MatMul && !is_floating(node->dtype);
+  });
+}
+
+/// The graph of `seed`, fused, on CUDA device 0 against the interpreter: "" when they agree,
+/// "skip" for a graph with an integer matmul (cuBLAS multiplies floating matrices only, and
+/// lazuli refuses the others on a GPU, as CudaExecutionTest checks).
+std::string check_seed_on_cuda(uint64_t seed) {
+  ir::Graph graph = GraphGenerator(seed).generate();
+  if (has_integer_matmul(graph)) return "skip";
+  runtime::fill_data_leaves(graph, seed);
+  std::string report;
+  const std::vector<std::shared_ptr<runtime::Buffer>> reference = interpret_outputs(graph, report);
+  if (report.empty()) {
+    runtime::ExecutionOptions on_cuda;
+    on_cuda.device = Device::cuda(0);
+    const std::string difference =
+        optimize_and_compare(graph, reference, kDefaultPipeline, {}, on_cuda);
+    if (!difference.empty()) report = "  fused on cuda:0: " + difference + "\n";
+  }
+  return report.empty() ? "" : graph_report(seed, report, graph);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -200,6 +248,25 @@ TEST(DifferentialFuzzTest, OptimizedGraphsAgreeWithTheInterpreter) {
   }
   EXPECT_EQ(failures, 0) << failures << " of " << settings.graphs
                          << " graphs disagree (the first 5 are shown above)";
+}
+
+TEST(DifferentialFuzzTest, OptimizedGraphsAgreeWithTheInterpreterOnACudaDevice) {
+  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+  std::string why;
+  if (!codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  const FuzzSettings& settings = fuzz_settings();
+  int failures = 0;
+  int checked = 0;
+  for (int k = 0; checked < settings.cuda_graphs; ++k) {
+    const std::string report = check_seed_on_cuda(settings.first_seed + static_cast<uint64_t>(k));
+    if (report == "skip") continue;
+    ++checked;
+    if (report.empty()) continue;
+    ++failures;
+    if (failures <= 5) ADD_FAILURE() << report;
+  }
+  EXPECT_EQ(failures, 0) << failures << " of " << checked
+                         << " graphs disagree on cuda:0 (the first 5 are shown above)";
 }
 
 // The generator must keep reaching every op and dtype, or the fuzzer silently tests less.
