@@ -25,29 +25,34 @@ bool is_blocking(EvaluationReason reason) {
   return reason != EvaluationReason::EvalAsync && reason != EvaluationReason::NodeBudget;
 }
 
-/// Waits for the buffer of each evaluated root, raising the first failure among them.
+/// Waits for the buffer of each evaluated root, and on a device for the work queued to write
+/// it, raising the first failure among them.
 void wait_for(const std::vector<ir::NodePtr>& roots, EvaluationReason reason,
               std::source_location loc) {
   for (const ir::NodePtr& root : roots) {
     const runtime::Buffer& buffer = *root->buffer;
-    if (!buffer.is_ready()) {
-      const auto start = std::chrono::steady_clock::now();
-      {
-        runtime::trace::Span span("wait", evaluation_reason_name(reason));
-        span.arg("location", location_string(loc));
-        buffer.wait();
-      }
-      if (current_settings().log_level != LogLevel::Off) {
-        std::fprintf(
-            stderr, "[lazuli] %s at %s waited %.3fms for a launched result\n",
-            evaluation_reason_name(reason), location_string(loc).c_str(),
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                .count());
-      }
-    }
+    const auto start = std::chrono::steady_clock::now();
+    bool waited = false;
+    const auto traced = [&](const auto& wait) {
+      runtime::trace::Span span("wait", evaluation_reason_name(reason));
+      span.arg("location", location_string(loc));
+      wait();
+      waited = true;
+    };
+    if (!buffer.is_ready()) traced([&] { buffer.wait(); });
     if (const std::exception_ptr& error = buffer.error()) {
       forget_failure(error);
       std::rethrow_exception(error);
+    }
+    if (const runtime::DeviceMemory* memory = buffer.device_memory()) {
+      traced([&] { memory->wait(); });
+    }
+    if (waited && current_settings().log_level != LogLevel::Off) {
+      std::fprintf(
+          stderr, "[lazuli] %s at %s waited %.3fms for a launched result\n",
+          evaluation_reason_name(reason), location_string(loc).c_str(),
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
     }
   }
 }
@@ -100,6 +105,7 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
     runtime::trace::Span span("wait", "waitall");
     span.arg("location", location_string(loc));
     runtime::synchronize_all_streams();
+    runtime::synchronize_cuda_devices();
   }
   if (current_settings().log_level != LogLevel::Off) {
     std::fprintf(stderr, "[lazuli] waitall at %s: every stream is idle\n",

@@ -80,8 +80,9 @@ class Buffer {
   using DeviceCopier = std::function<std::unique_ptr<DeviceMemory>(const Buffer& host)>;
   /// The copy of this buffer's elements in the memory of device `device` (its DeviceMemory
   /// index): `copy` makes it from the host elements at the first call for that device, and it
-  /// is kept. Concurrent first calls for one device make one copy; `copy` must have finished
-  /// writing when it returns, as the copy is then read from any stream.
+  /// is kept. Concurrent first calls for one device make one copy. The copy is then read from
+  /// any stream of the device: its DeviceMemory orders those reads after the writes `copy`
+  /// queued.
   const DeviceMemory& device_copy(int device, const DeviceCopier& copy) const;
 
   // A memory limit bounds the bytes of buffers alive at once; an allocation beyond it fails with

@@ -13,9 +13,12 @@ class DeviceMemory {
   virtual uint64_t address() const = 0;
   /// Which device ("cuda:0"), as CUDA devices are numbered.
   virtual int device_index() const = 0;
-  /// Copies the first `bytes` to `host`, waiting for the work queued before on the memory's
-  /// stream. Throws lz::Error when the device reports a failure.
+  /// Copies the first `bytes` to `host`, after the work queued to write them. Throws lz::Error
+  /// when the device reports a failure.
   virtual void copy_to_host(void* host, int64_t bytes) const = 0;
+  /// Blocks until the work queued to write the memory has run (launches on a device are only
+  /// queued). Throws lz::Error when the device reports a failure.
+  virtual void wait() const = 0;
 };
 
 }  // namespace lz::runtime

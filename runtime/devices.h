@@ -14,7 +14,7 @@ constexpr int kStreamsPerDevice = 8;
 
 /// Stream `stream` of `device`, started at its first use and kept until exit, when the work
 /// still queued on it runs before the process ends. For a CUDA device it is the host thread
-/// that queues the device's work on the matching CUDA stream and waits for it.
+/// that queues the device's work on the matching CUDA stream.
 Stream& device_stream(Device device, int stream = 0);
 /// device_stream(Device::cpu(device), stream).
 Stream& cpu_stream(int device, int stream = 0);
@@ -28,5 +28,9 @@ Stream& callback_stream();
 /// the callbacks that work queued have run (except when called from a callback, which cannot
 /// wait for itself).
 void synchronize_all_streams();
+
+/// Blocks until every CUDA device in use has run the work queued on it (the streams above only
+/// queue it; runtime/cuda/memory.h). Throws lz::Error with what a device reported (a fault).
+void synchronize_cuda_devices();
 
 }  // namespace lz::runtime

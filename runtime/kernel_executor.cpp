@@ -357,20 +357,6 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
     return found == failed.end() ? nullptr : found->second;
   };
 
-  // Leaving early (out of memory in this bookkeeping) must still wait for the kernels queued on
-  // a CUDA device: the buffers they read go back to the allocator with this function's maps.
-  struct CudaQueue {
-    const ExecutionOptions& options;
-    bool synchronized = false;
-    ~CudaQueue() {
-      if (synchronized || options.device.kind() != Device::Kind::Cuda) return;
-      try {
-        cuda::synchronize_cuda_stream(options.device.index(), options.stream);
-      } catch (...) {  // the failure reaches the caller through the exception already leaving
-      }
-    }
-  } cuda_queue{options};
-
   for (int id : order) {
     const passes::Kernel& kernel = kernels[id];
     std::exception_ptr error;
@@ -391,18 +377,6 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
       if (--reads_left[input.get()] == 0) written.erase(input.get());
     }
     counters().kernels_launched.fetch_add(1, std::memory_order_relaxed);
-  }
-
-  // Kernels on a CUDA device were only queued: their failures (a fault, say) show up here, and
-  // fail every output this launch computed.
-  if (options.device.kind() == Device::Kind::Cuda) {
-    cuda_queue.synchronized = true;
-    try {
-      cuda::synchronize_cuda_stream(options.device.index(), options.stream);
-    } catch (...) {
-      const std::exception_ptr error = std::current_exception();
-      for (const auto& [node, buffer] : written) failed.try_emplace(node, error);
-    }
   }
 
   std::vector<Outcome> outcomes;

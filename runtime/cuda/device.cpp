@@ -32,6 +32,12 @@ AllocatorBackend device_memory(const CudaDevice& device) {
           }};
 }
 
+/// The devices opened so far, by ordinal.
+std::array<std::atomic<CudaDevice*>, kMaxCudaDevices>& open_devices() {
+  static std::array<std::atomic<CudaDevice*>, kMaxCudaDevices> devices{};
+  return devices;
+}
+
 }  // namespace
 
 CudaDevice::CudaDevice(const Driver& driver, int ordinal)
@@ -90,7 +96,6 @@ void CudaDevice::synchronize(CUstream stream, const char* op) {
 }
 
 CudaDevice& cuda_device(int ordinal) {
-  static std::array<std::atomic<CudaDevice*>, kMaxCudaDevices> devices{};
   static std::mutex creation_mutex;
   std::string why;
   const Driver* driver = cuda::driver(&why);
@@ -99,7 +104,7 @@ CudaDevice& cuda_device(int ordinal) {
     throw Error("[cuda] device " + std::to_string(ordinal) + " does not exist; this machine has " +
                 std::to_string(driver->device_count));
   }
-  std::atomic<CudaDevice*>& slot = devices[static_cast<size_t>(ordinal)];
+  std::atomic<CudaDevice*>& slot = open_devices()[static_cast<size_t>(ordinal)];
   if (CudaDevice* existing = slot.load(std::memory_order_acquire)) return *existing;
   std::lock_guard lock(creation_mutex);
   CudaDevice* existing = slot.load(std::memory_order_relaxed);
@@ -112,3 +117,17 @@ CudaDevice& cuda_device(int ordinal) {
 }
 
 }  // namespace lz::runtime::cuda
+
+namespace lz::runtime {
+
+void synchronize_cuda_devices() {
+  for (const std::atomic<cuda::CudaDevice*>& slot : cuda::open_devices()) {
+    const cuda::CudaDevice* device = slot.load(std::memory_order_acquire);
+    if (device == nullptr) continue;
+    device->make_current();
+    cuda::check(device->driver(), device->driver().api.ctx_synchronize(), "waitall",
+                "cuCtxSynchronize");
+  }
+}
+
+}  // namespace lz::runtime

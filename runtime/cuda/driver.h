@@ -26,6 +26,7 @@ constexpr int kAttributeMultiprocessorCount = 16;
 constexpr int kAttributeComputeCapabilityMajor = 75;
 constexpr int kAttributeComputeCapabilityMinor = 76;
 constexpr unsigned kStreamNonBlocking = 1;
+constexpr unsigned kEventDisableTiming = 2;
 constexpr CUresult kErrorOutOfMemory = 2;
 
 /// Entry points of libcuda.so.1, resolved by their versioned symbol names.

@@ -12,46 +12,12 @@
 #include "runtime/cuda/cublas_matmul.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/launch_config.h"
+#include "runtime/cuda/memory.h"
 #include "runtime/statistics.h"
 #include "runtime/trace.h"
 
 namespace lz::runtime::cuda {
 namespace {
-
-/// A block of a CUDA device's memory owned by a buffer: given back to the allocator, on the
-/// stream it was used on, when the buffer goes.
-class CudaMemory final : public DeviceMemory {
- public:
-  CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op)
-      : device_(device),
-        bytes_(bytes),
-        stream_(stream),
-        address_(device.allocator().allocate(bytes, stream, op)) {}
-  ~CudaMemory() override {
-    try {
-      device_.allocator().free(address_, bytes_, stream_);
-    } catch (...) {  // no memory for the cache's bookkeeping: the block is lost, not the process
-    }
-  }
-
-  uint64_t address() const override { return address_; }
-  int device_index() const override { return device_.ordinal(); }
-  void copy_to_host(void* host, int64_t bytes) const override {
-    const CUstream stream = device_.stream(stream_);
-    device_.make_current();
-    check(
-        device_.driver(),
-        device_.driver().api.memcpy_dtoh_async(host, address_, static_cast<size_t>(bytes), stream),
-        "read", "cuMemcpyDtoHAsync");
-    device_.synchronize(stream, "read");
-  }
-
- private:
-  CudaDevice& device_;
-  const int64_t bytes_;
-  const int stream_;
-  const uint64_t address_;
-};
 
 /// A kernel's entries loaded on one device.
 struct LoadedKernel {
@@ -126,29 +92,35 @@ std::string op_of(const passes::Kernel& kernel) {
   return std::string(ir::op_name(kernel.nodes.back()->op));
 }
 
-/// The device address of input `buffer`: its own memory when it is on `device`, else the copy
-/// the buffer keeps there, made now at its first use on this device (Buffer::device_copy).
+/// Marks `outputs` as written by the work queued on `stream` so far: one event for a launch.
+void mark_written(CudaDevice& device, int stream, const std::vector<CudaMemory*>& outputs) {
+  auto written = std::make_shared<CudaEvent>(device);
+  written->record(device.stream(stream));
+  for (CudaMemory* output : outputs) output->set_written(written);
+}
+
+/// The device address of input `buffer`, read next on `stream`: its own memory when it is on
+/// `device`, else the copy the buffer keeps there, queued now at its first use on this device
+/// (Buffer::device_copy). Every DeviceMemory of a CUDA device is a CudaMemory.
 uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer,
                         const std::string& op) {
-  if (const DeviceMemory* memory = buffer.device_memory();
-      memory != nullptr && memory->device_index() == device.ordinal()) {
-    return memory->address();
+  const DeviceMemory* memory = buffer.device_memory();
+  if (memory == nullptr || memory->device_index() != device.ordinal()) {
+    memory = &buffer.device_copy(
+        device.ordinal(), [&](const Buffer& host) -> std::unique_ptr<DeviceMemory> {
+          auto copy = std::make_unique<CudaMemory>(device, host.bytes(), stream, op);
+          // From pageable memory the driver has read the host elements when the call returns.
+          check(device.driver(),
+                device.driver().api.memcpy_htod_async(copy->address(), host.data(),
+                                                      static_cast<size_t>(host.bytes()),
+                                                      device.stream(stream)),
+                op.c_str(), "cuMemcpyHtoDAsync");
+          mark_written(device, stream, {copy.get()});
+          return copy;
+        });
   }
-  return buffer
-      .device_copy(
-          device.ordinal(),
-          [&](const Buffer& host) -> std::unique_ptr<DeviceMemory> {
-            auto copy = std::make_unique<CudaMemory>(device, host.bytes(), stream, op);
-            const CUstream cuda_stream = device.stream(stream);
-            check(device.driver(),
-                  device.driver().api.memcpy_htod_async(
-                      copy->address(), host.data(), static_cast<size_t>(host.bytes()), cuda_stream),
-                  op.c_str(), "cuMemcpyHtoDAsync");
-            // Finished before it is shared: kernels on any stream may read it next.
-            device.synchronize(cuda_stream, op.c_str());
-            return copy;
-          })
-      .address();
+  static_cast<const CudaMemory*>(memory)->read_on(stream);
+  return memory->address();
 }
 
 }  // namespace
@@ -166,10 +138,12 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
   std::vector<uint64_t> buffers;
   for (const Buffer* input : inputs) buffers.push_back(device_address(device, stream, *input, op));
   std::vector<std::shared_ptr<Buffer>> outputs;
+  std::vector<CudaMemory*> output_memory;
   for (const ir::NodePtr& output : kernel.outputs) {
     const int64_t bytes = output->size() * dtype_size(output->dtype);
     auto memory = std::make_unique<CudaMemory>(device, bytes, stream, op);
     buffers.push_back(memory->address());
+    output_memory.push_back(memory.get());
     outputs.push_back(Buffer::on_device(output->dtype, output->size(), std::move(memory)));
   }
   // Fusion keeps each matmul a kernel of its own, for cuBLAS; its epilogue is the next kernel.
@@ -184,6 +158,7 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
           codegen::position_of(kernel.inputs, node.inputs[i].get()))];
     };
     cublas_matmul(device, stream, node, operand(0), operand(1), buffers[kernel.inputs.size()]);
+    mark_written(device, stream, output_memory);
     report.name = "cuBLAS";
     return outputs;
   }
@@ -220,12 +195,8 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
                   static_cast<unsigned>(codegen::cuda::kCudaBlockSize), parameters.data(),
                   cuda_stream, op.c_str());
   }
+  mark_written(device, stream, output_memory);
   return outputs;
-}
-
-void synchronize_cuda_stream(int device_index, int stream) {
-  CudaDevice& device = cuda_device(device_index);
-  device.synchronize(device.stream(stream), "cuda");
 }
 
 }  // namespace lz::runtime::cuda

@@ -3,9 +3,8 @@
 // memory from the caching allocator. Host inputs (tensors created from host data) are copied in
 // once.
 //
-// Everything is queued, nothing waited for: the caller synchronizes the stream once for a
-// whole launch (synchronize_cuda_stream), and device errors surface there. Memory freed before
-// that is reused only by later work on the same stream, which runs after what read it.
+// Everything is queued, nothing waited for (runtime/cuda/memory.h orders the memory): device
+// errors surface where a blocking point waits for a buffer or copies it to the host.
 #pragma once
 
 #include <memory>
@@ -41,9 +40,5 @@ std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kerne
                                                      int device, int stream,
                                                      const std::string& cache_directory,
                                                      CudaKernelReport& report, bool dump);
-
-/// Blocks until stream `stream` of CUDA device `device` has run everything queued on it;
-/// throws lz::Error with what the device reported (a kernel fault, say).
-void synchronize_cuda_stream(int device, int stream);
 
 }  // namespace lz::runtime::cuda

@@ -2,7 +2,8 @@
 // elementwise chains of every dtype, views, reductions by thread, by block and split to one
 // value, random leaves, moves between devices both ways (a host tensor copied in once), the
 // caching allocator's reuse, clear errors for what the device does not run, matmuls through
-// cuBLAS, and two streams at once.
+// cuBLAS, two streams at once, a stream reading what another has not yet written, and memory
+// freed while another stream's read of it is still queued.
 #include <gtest/gtest.h>
 
 #include <lazuli/lazuli.h>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "codegen/cuda/nvrtc.h"
+#include "runtime/devices.h"
 
 namespace {
 
@@ -276,22 +278,68 @@ TEST_F(CudaExecutionTest, TwoStreamsComputeIndependentWork) {
 
 TEST_F(CudaExecutionTest, AStreamReadsWhatAnotherStreamWrote) {
   lz::DeviceScope scope(lz::Device::cuda());
+  lz::Tensor slow;
   lz::Tensor a;
   lz::Tensor b;
   {
+    lz::StreamScope stream(2);
+    slow = lz::sum(lz::exp(lz::sin(lz::arange(0, 1 << 22) / (1 << 20))));
+    slow.eval_async();
+  }
+  {
     lz::StreamScope stream(0);
-    a = lz::arange(0, 1 << 20) * 3;
+    a = lz::arange(0, 1 << 20) * 3 + slow * 0;  // written once stream 2 is done
     a.eval_async();
   }
   {
     lz::StreamScope stream(1);
-    b = a * 2 + 1;  // queued on stream 1 while stream 0 may still be writing a
+    b = a * 2 + 1;  // queued on stream 1 while a is still unwritten
     b.eval_async();
   }
   const std::vector<float> values = b.to_vector<float>();
   for (size_t i = 0; i < values.size(); i += 4099) {
     ASSERT_EQ(values[i], static_cast<float>(i) * 6 + 1) << "element " << i;
   }
+}
+
+TEST_F(CudaExecutionTest, MemoryFreedAfterAReadOnAnotherStreamIsNotReusedUnderTheReader) {
+  lz::DeviceScope scope(lz::Device::cuda());
+  constexpr int64_t kLength = 1 << 20;
+  lz::Tensor a;
+  {
+    lz::StreamScope stream(0);
+    a = lz::arange(0, kLength) * 3;
+    a.eval_async();
+  }
+  lz::Tensor slow;
+  lz::Tensor b;
+  {
+    lz::StreamScope stream(1);
+    // Work queued ahead of the read on stream 1, so that stream 0 is free to run on meanwhile.
+    slow = lz::sum(lz::exp(lz::sin(lz::arange(0, 4 * kLength) / kLength)));
+    slow.eval_async();
+    b = a * 2 + 1;
+    b.eval_async();
+  }
+  // Once stream 1's thread has queued both launches on the device, a's last holder is `a`.
+  lz::runtime::device_stream(lz::Device::cuda(), 1).synchronize();
+  const lz::cuda::MemoryStats before = lz::cuda::memory_stats();
+  a = lz::Tensor();
+  const lz::cuda::MemoryStats freed = lz::cuda::memory_stats();
+  ASSERT_EQ(freed.bytes_cached, before.bytes_cached + kLength * 4) << "a's block was not freed";
+  lz::Tensor overwrite;
+  {
+    lz::StreamScope stream(0);
+    overwrite = lz::arange(0, kLength) + 7;  // a's size on a's stream: a's block, reused
+    overwrite.eval_async();
+  }
+  lz::runtime::device_stream(lz::Device::cuda(), 0).synchronize();
+  EXPECT_GT(lz::cuda::memory_stats().reuses, freed.reuses);
+  const std::vector<float> values = b.to_vector<float>();
+  for (size_t i = 0; i < values.size(); i += 4099) {
+    ASSERT_EQ(values[i], static_cast<float>(i) * 6 + 1) << "element " << i;
+  }
+  EXPECT_EQ(overwrite.to_vector<float>()[3], 10.0f);
 }
 
 TEST_F(CudaExecutionTest, AnotherThreadUploadsReadsAndFreesDeviceMemory) {

@@ -1,0 +1,88 @@
+#include "runtime/cuda/memory.h"
+
+#include "runtime/cuda/device.h"
+
+namespace lz::runtime::cuda {
+
+CudaEvent::CudaEvent(CudaDevice& device) : device_(device) {
+  device_.make_current();
+  check(device_.driver(), device_.driver().api.event_create(&event_, kEventDisableTiming), "cuda",
+        "cuEventCreate");
+}
+
+CudaEvent::~CudaEvent() {
+  // Never throws: at exit the context may be gone, and nothing is left to do then.
+  (void)device_.driver().api.ctx_set_current(device_.context());
+  (void)device_.driver().api.event_destroy(event_);
+}
+
+void CudaEvent::record(CUstream stream) {
+  device_.make_current();
+  check(device_.driver(), device_.driver().api.event_record(event_, stream), "cuda",
+        "cuEventRecord");
+}
+
+void CudaEvent::make_wait(CUstream stream) const {
+  device_.make_current();
+  check(device_.driver(), device_.driver().api.stream_wait_event(stream, event_, 0), "cuda",
+        "cuStreamWaitEvent");
+}
+
+void CudaEvent::synchronize(const char* op) const {
+  device_.make_current();
+  check(device_.driver(), device_.driver().api.event_synchronize(event_), op, "cuEventSynchronize");
+}
+
+CudaMemory::CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op)
+    : device_(device),
+      bytes_(bytes),
+      stream_(stream),
+      address_(device.allocator().allocate(bytes, stream, op)) {}
+
+CudaMemory::~CudaMemory() {
+  try {
+    for (int reader = 0; reader < kStreamsPerDevice; ++reader) {
+      if (!readers_.test(static_cast<size_t>(reader))) continue;
+      CudaEvent read(device_);
+      read.record(device_.stream(reader));
+      read.make_wait(device_.stream(stream_));
+    }
+    device_.allocator().free(address_, bytes_, stream_);
+  } catch (...) {  // a failed driver call, or no memory for the cache's bookkeeping: the block
+                   // is lost, not the process
+  }
+}
+
+int CudaMemory::device_index() const { return device_.ordinal(); }
+
+void CudaMemory::copy_to_host(void* host, int64_t bytes) const {
+  // On the writing stream, the copy comes after the writes.
+  const CUstream stream = device_.stream(stream_);
+  check(device_.driver(),
+        device_.driver().api.memcpy_dtoh_async(host, address_, static_cast<size_t>(bytes), stream),
+        "read", "cuMemcpyDtoHAsync");
+  device_.synchronize(stream, "read");
+}
+
+void CudaMemory::wait() const {
+  std::shared_ptr<CudaEvent> written;
+  {
+    std::lock_guard lock(mutex_);
+    written = written_;
+  }
+  if (written != nullptr) written->synchronize("wait");
+}
+
+void CudaMemory::set_written(std::shared_ptr<CudaEvent> written) {
+  std::lock_guard lock(mutex_);
+  written_ = std::move(written);
+}
+
+void CudaMemory::read_on(int stream) const {
+  if (stream == stream_) return;  // in stream order already
+  std::lock_guard lock(mutex_);
+  if (written_ != nullptr) written_->make_wait(device_.stream(stream));
+  readers_.set(static_cast<size_t>(stream));
+}
+
+}  // namespace lz::runtime::cuda

@@ -1,0 +1,74 @@
+// Device memory as lazuli's buffers hold it, and the CUDA events that order the work around it.
+//
+// Launches on a CUDA device are queued, never waited for: the stream that writes a block records
+// an event after the writes, a kernel on another stream reading the block first makes its stream
+// wait for that event, and a blocking point waits for it (or copies the block on the writing
+// stream). A block goes back to the allocator on the stream that wrote it, after every other
+// stream that read it has run what it had queued by then, so reuse never overtakes a read.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "runtime/cuda/driver.h"
+#include "runtime/device_memory.h"
+#include "runtime/devices.h"
+
+namespace lz::runtime::cuda {
+
+class CudaDevice;
+
+/// A CUDA event without timing, destroyed with its owner (the driver keeps a pending record
+/// alive until the device reaches it).
+class CudaEvent {
+ public:
+  explicit CudaEvent(CudaDevice& device);
+  ~CudaEvent();
+  CudaEvent(const CudaEvent&) = delete;
+  CudaEvent& operator=(const CudaEvent&) = delete;
+
+  /// Marks the point after everything queued on `stream` so far.
+  void record(CUstream stream);
+  /// Makes the work queued next on `stream` wait until the device reaches the mark.
+  void make_wait(CUstream stream) const;
+  /// Blocks until the device reaches the mark; throws what the device reported (a fault).
+  void synchronize(const char* op) const;
+
+ private:
+  CudaDevice& device_;
+  CUevent event_ = nullptr;
+};
+
+/// A block of a CUDA device's memory owned by a buffer, allocated for work on lazuli stream
+/// `stream` of the device, which writes it.
+class CudaMemory final : public DeviceMemory {
+ public:
+  CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op);
+  /// Gives the block back to the allocator, ordered after the reads queued on other streams.
+  ~CudaMemory() override;
+
+  uint64_t address() const override { return address_; }
+  int device_index() const override;
+  void copy_to_host(void* host, int64_t bytes) const override;
+  void wait() const override;
+
+  /// The writes queued on the memory's stream end at `written`; shared by a launch's outputs.
+  void set_written(std::shared_ptr<CudaEvent> written);
+  /// Called before queuing work that reads the memory on lazuli stream `stream` of its device:
+  /// that stream waits for the writes, and the block is not reused before the read has run.
+  void read_on(int stream) const;
+
+ private:
+  CudaDevice& device_;
+  const int64_t bytes_;
+  const int stream_;
+  const uint64_t address_;
+  mutable std::mutex mutex_;
+  std::shared_ptr<CudaEvent> written_;              // null: nothing queued writes it
+  mutable std::bitset<kStreamsPerDevice> readers_;  // other streams that read it; by mutex_
+};
+
+}  // namespace lz::runtime::cuda
