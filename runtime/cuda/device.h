@@ -12,6 +12,7 @@
 
 #include "runtime/cuda/caching_allocator.h"
 #include "runtime/cuda/driver.h"
+#include "runtime/cuda/staged_copy.h"
 #include "runtime/devices.h"
 
 namespace lz::runtime::cuda {
@@ -35,6 +36,8 @@ class CudaDevice {
   /// context current on the calling thread.
   CUstream stream(int index);
   CachingAllocator& allocator() { return *allocator_; }
+  /// Copies between host buffers and this device's memory.
+  StagedCopies& host_copies() { return host_copies_; }
 
   /// Loads a cubin or PTX image; the module stays loaded for the life of the process.
   CUmodule load_module(const void* image);
@@ -54,6 +57,7 @@ class CudaDevice {
   std::mutex mutex_;  // guards streams_ creation
   std::array<CUstream, kStreamsPerDevice> streams_{};
   std::unique_ptr<CachingAllocator> allocator_;
+  StagedCopies host_copies_{*this};
 };
 
 /// CUDA device `ordinal`, opened at first use and kept until exit. Throws lz::Error saying why

@@ -109,12 +109,8 @@ uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer,
     memory = &buffer.device_copy(
         device.ordinal(), [&](const Buffer& host) -> std::unique_ptr<DeviceMemory> {
           auto copy = std::make_unique<CudaMemory>(device, host.bytes(), stream, op);
-          // From pageable memory the driver has read the host elements when the call returns.
-          check(device.driver(),
-                device.driver().api.memcpy_htod_async(copy->address(), host.data(),
-                                                      static_cast<size_t>(host.bytes()),
-                                                      device.stream(stream)),
-                op.c_str(), "cuMemcpyHtoDAsync");
+          device.host_copies().to_device(copy->address(), host.data(), host.bytes(),
+                                         device.stream(stream), op.c_str());
           mark_written(device, stream, {copy.get()});
           return copy;
         });

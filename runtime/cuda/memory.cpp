@@ -57,11 +57,7 @@ int CudaMemory::device_index() const { return device_.ordinal(); }
 
 void CudaMemory::copy_to_host(void* host, int64_t bytes) const {
   // On the writing stream, the copy comes after the writes.
-  const CUstream stream = device_.stream(stream_);
-  check(device_.driver(),
-        device_.driver().api.memcpy_dtoh_async(host, address_, static_cast<size_t>(bytes), stream),
-        "read", "cuMemcpyDtoHAsync");
-  device_.synchronize(stream, "read");
+  device_.host_copies().to_host(host, address_, bytes, device_.stream(stream_), "read");
 }
 
 void CudaMemory::wait() const {

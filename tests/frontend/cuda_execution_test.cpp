@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "codegen/cuda/nvrtc.h"
+#include "runtime/cuda/staged_copy.h"
 #include "runtime/devices.h"
 
 namespace {
@@ -340,6 +341,39 @@ TEST_F(CudaExecutionTest, MemoryFreedAfterAReadOnAnotherStreamIsNotReusedUnderTh
     ASSERT_EQ(values[i], static_cast<float>(i) * 6 + 1) << "element " << i;
   }
   EXPECT_EQ(overwrite.to_vector<float>()[3], 10.0f);
+}
+
+TEST_F(CudaExecutionTest, LargeTensorsCrossInChunksThroughThePageLockedStaging) {
+  // Over five staging chunks and a tail each way, two tensors on two streams taking turns.
+  constexpr int64_t kLength = 5 * lz::runtime::cuda::kStagingChunkBytes / sizeof(float) + 12345;
+  std::vector<float> first(kLength);
+  std::vector<float> second(kLength);
+  for (int64_t i = 0; i < kLength; ++i) {
+    first[static_cast<size_t>(i)] = static_cast<float>(i % 1000) * 0.5f;
+    second[static_cast<size_t>(i)] = static_cast<float>(i % 777);
+  }
+  lz::Tensor on_gpu_first;
+  lz::Tensor on_gpu_second;
+  {
+    lz::DeviceScope scope(lz::Device::cuda());
+    lz::StreamScope stream(0);
+    on_gpu_first = lz::from_vector(first, {kLength}).to(lz::Device::cuda()) + 1;
+    on_gpu_first.eval_async();
+  }
+  {
+    lz::DeviceScope scope(lz::Device::cuda());
+    lz::StreamScope stream(1);
+    on_gpu_second = lz::from_vector(second, {kLength}).to(lz::Device::cuda()) * 2;
+    on_gpu_second.eval_async();
+  }
+  const std::vector<float> first_back = on_gpu_first.to_vector<float>();
+  const std::vector<float> second_back = on_gpu_second.to_vector<float>();
+  ASSERT_EQ(first_back.size(), first.size());
+  ASSERT_EQ(second_back.size(), second.size());
+  for (size_t i = 0; i < first.size(); ++i) {
+    ASSERT_EQ(first_back[i], first[i] + 1) << "element " << i;
+    ASSERT_EQ(second_back[i], second[i] * 2) << "element " << i;
+  }
 }
 
 TEST_F(CudaExecutionTest, AnotherThreadUploadsReadsAndFreesDeviceMemory) {
