@@ -131,7 +131,7 @@ std::lock_guard<std::mutex> lock_graph() { return std::lock_guard<std::mutex>(gr
 
 bool is_computed(const ir::NodePtr& node) {
   std::lock_guard lock(graph_mutex);
-  return node->is_evaluated() && node->buffer->is_ready();
+  return node->is_evaluated() && node->buffer->is_computed();
 }
 
 std::string describe_pending(std::vector<ir::NodePtr> roots,

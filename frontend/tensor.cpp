@@ -117,14 +117,29 @@ void Tensor::then(std::function<void()> callback, std::source_location loc) cons
   const ir::NodePtr& node = frontend::node_of(*this, "then");
   frontend::evaluate({node}, EvaluationReason::EvalAsync, loc);
   const std::shared_ptr<runtime::Buffer> buffer = launched_buffer(node);
-  if (buffer->is_ready()) {
+  if (buffer->is_computed()) {
     callback();
     return;
   }
-  // The stream that sets the event only queues the callback: it runs on the callback thread.
-  buffer->written()->on_set([callback = std::move(callback), loc] {
-    runtime::callback_stream().submit([callback, loc] { run_callback(callback, loc); });
-  });
+  // The callback thread runs it, after the device (if any) has run the work writing the value:
+  // there the stream only queues that work before setting the event.
+  const auto run_later = [buffer, callback = std::move(callback), loc] {
+    runtime::callback_stream().submit([buffer, callback, loc] {
+      if (const runtime::DeviceMemory* memory =
+              buffer->error() == nullptr ? buffer->device_memory() : nullptr) {
+        try {
+          memory->wait();
+        } catch (const Error&) {  // a device fault: the callback's read of the value raises it
+        }
+      }
+      run_callback(callback, loc);
+    });
+  };
+  if (const std::shared_ptr<runtime::Event>& written = buffer->written()) {
+    written->on_set(run_later);
+  } else {
+    run_later();
+  }
 }
 
 Tensor Tensor::to(Device device, std::source_location loc) const {

@@ -261,6 +261,12 @@ std::shared_ptr<Buffer> Buffer::on_device(DType dtype, int64_t size,
   return buffer;
 }
 
+bool Buffer::is_computed() const {
+  if (!is_ready()) return false;
+  const DeviceMemory* memory = error_ == nullptr ? device_memory() : nullptr;
+  return memory == nullptr || memory->is_written();
+}
+
 const DeviceMemory* Buffer::device_memory() const {
   return storage_ != nullptr ? storage_->device_memory() : device_memory_.get();
 }

@@ -54,6 +54,9 @@ class Buffer {
   void wait() const {
     if (written_ != nullptr) written_->wait();
   }
+  /// is_ready(), and for device memory, the device has run the work writing it (launches on a
+  /// device are only queued when their promises are kept); never blocks.
+  bool is_computed() const;
   /// Once ready: the failure that left this buffer unwritten, or null.
   const std::exception_ptr& error() const { return error_; }
   /// The event set once this buffer is written or failed; null for a buffer always written.

@@ -19,6 +19,9 @@ class DeviceMemory {
   /// Blocks until the work queued to write the memory has run (launches on a device are only
   /// queued). Throws lz::Error when the device reports a failure.
   virtual void wait() const = 0;
+  /// Whether the work queued to write the memory has run (or failed: a read then reports it);
+  /// never blocks.
+  virtual bool is_written() const = 0;
 };
 
 }  // namespace lz::runtime

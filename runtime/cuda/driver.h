@@ -28,6 +28,7 @@ constexpr int kAttributeComputeCapabilityMinor = 76;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr unsigned kEventDisableTiming = 2;
 constexpr CUresult kErrorOutOfMemory = 2;
+constexpr CUresult kErrorNotReady = 600;
 
 /// Entry points of libcuda.so.1, resolved by their versioned symbol names.
 struct DriverApi {

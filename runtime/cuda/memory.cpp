@@ -33,6 +33,12 @@ void CudaEvent::synchronize(const char* op) const {
   check(device_.driver(), device_.driver().api.event_synchronize(event_), op, "cuEventSynchronize");
 }
 
+bool CudaEvent::reached() const {
+  (void)device_.driver().api.ctx_set_current(device_.context());
+  // Anything but "not ready" ends the wait: a fault is reported by whatever reads next.
+  return device_.driver().api.event_query(event_) != kErrorNotReady;
+}
+
 CudaMemory::CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op)
     : device_(device),
       bytes_(bytes),
@@ -67,6 +73,11 @@ void CudaMemory::wait() const {
     written = written_;
   }
   if (written != nullptr) written->synchronize("wait");
+}
+
+bool CudaMemory::is_written() const {
+  std::lock_guard lock(mutex_);
+  return written_ == nullptr || written_->reached();
 }
 
 void CudaMemory::set_written(std::shared_ptr<CudaEvent> written) {

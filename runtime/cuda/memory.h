@@ -36,6 +36,8 @@ class CudaEvent {
   void make_wait(CUstream stream) const;
   /// Blocks until the device reaches the mark; throws what the device reported (a fault).
   void synchronize(const char* op) const;
+  /// Whether the device has reached the mark (true after a fault too); never blocks.
+  bool reached() const;
 
  private:
   CudaDevice& device_;
@@ -54,6 +56,7 @@ class CudaMemory final : public DeviceMemory {
   int device_index() const override;
   void copy_to_host(void* host, int64_t bytes) const override;
   void wait() const override;
+  bool is_written() const override;
 
   /// The writes queued on the memory's stream end at `written`; shared by a launch's outputs.
   void set_written(std::shared_ptr<CudaEvent> written);

@@ -8,6 +8,7 @@
 
 #include <lazuli/lazuli.h>
 
+#include <atomic>
 #include <thread>
 
 #include <cmath>
@@ -374,6 +375,27 @@ TEST_F(CudaExecutionTest, LargeTensorsCrossInChunksThroughThePageLockedStaging) 
     ASSERT_EQ(first_back[i], first[i] + 1) << "element " << i;
     ASSERT_EQ(second_back[i], second[i] * 2) << "element " << i;
   }
+}
+
+TEST_F(CudaExecutionTest, ThenCallbacksRunOnceTheDeviceHasComputedTheValue) {
+  // The launch is only queued on the device when its stream keeps the promise.
+  const Program slow_sum = [] {
+    return lz::sum(lz::exp(lz::sin(lz::arange(0, 1 << 22) / (1 << 20))));
+  };
+  lz::DeviceScope scope(lz::Device::cuda());
+  const lz::Tensor slow = slow_sum();
+  std::atomic<bool> called{false};
+  std::atomic<bool> ready_in_callback{false};
+  slow.then([&] {
+    ready_in_callback = slow.is_ready();
+    called = true;
+  });
+  lz::waitall();
+  ASSERT_TRUE(called);
+  EXPECT_TRUE(ready_in_callback) << "the callback ran before the device computed the value";
+  EXPECT_TRUE(slow.is_ready());
+  const double on_cpu = run_on(lz::Device::cpu(), slow_sum)[0];
+  EXPECT_NEAR(slow.item<float>(), on_cpu, 1e-4 * std::abs(on_cpu));
 }
 
 TEST_F(CudaExecutionTest, AnotherThreadUploadsReadsAndFreesDeviceMemory) {

@@ -34,6 +34,7 @@ class HostBackedMemory final : public DeviceMemory {
     std::memcpy(host, elements_.data(), static_cast<size_t>(bytes));
   }
   void wait() const override {}  // written when made
+  bool is_written() const override { return true; }
   const float* elements() const { return reinterpret_cast<const float*>(elements_.data()); }
 
  private:
