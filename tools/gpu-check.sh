@@ -14,7 +14,10 @@
 #
 # The GPU tests are the test executables named *cuda*; each skips, saying why, without a GPU,
 # so the script also runs (and shows the skips) on a machine without one. LAZULI_GPU_CHECK_BARE=1
-# builds as on a bare GPU machine (no LLVM, OpenBLAS, system Boost or GoogleTest) anywhere.
+# builds as on a bare GPU machine (no LLVM, OpenBLAS, system Boost or GoogleTest) anywhere;
+# LAZULI_GPU_CHECK_SIZES=64K runs the benchmarks at that size only (a quick pass). With
+# LD_LIBRARY_PATH at the CUDA emulation's folder (tests/cuda_emulation/README.md) the whole
+# check runs here as it will on a GPU, slowly: a rehearsal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 readonly pack=build/gpu-pack
@@ -89,30 +92,38 @@ echo "gpu-check: cmake ${arguments[*]}"
 cmake -S . -B "$build" "${arguments[@]}" >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
 
-# The GPU tests are the test executables named *cuda*; the benchmarks are lazuli-bench's.
-# (`--target help` lists "name: phony" with Ninja, "... name" with Makefiles.)
+# The GPU tests are the test executables named *cuda* (but the CUDA emulation's own test, which
+# a GPU adds nothing to) and the differential fuzzer's CUDA variant; the benchmarks are
+# lazuli-bench's. (`--target help` lists "name: phony" with Ninja, "... name" with Makefiles.)
 mapfile -t gpu_tests < <(cmake --build "$build" --target help |
-  sed -nE 's/^(\.\.\. )?([a-z0-9_]*cuda[a-z0-9_]*_tests)(: .*)?$/\2/p' | sort -u)
-cmake --build "$build" -j "$(nproc)" --target lazuli-bench "${gpu_tests[@]}"
+  sed -nE 's/^(\.\.\. )?([a-z0-9_]*cuda[a-z0-9_]*_tests)(: .*)?$/\2/p' |
+  grep -v '^cuda_emulation_stack_tests$' | sort -u)
+cmake --build "$build" -j "$(nproc)" --target lazuli-bench passes_fuzz_tests "${gpu_tests[@]}"
 built=$(date +%s)
 
 rows=()
 failed=0
-for test in "${gpu_tests[@]}"; do
+# run_test <executable> [argument...]: runs it, adds its row to the table.
+run_test() {
+  local test=$1
+  shift
+  local binary log test_start status=ok
   binary=$(find "$build/tests" -type f -name "$test" | head -1)
   log="$build/$test.log"
   test_start=$(date +%s)
-  status=ok
-  "$binary" >"$log" 2>&1 || { status=FAILED; failed=1; }
+  "$binary" "$@" >"$log" 2>&1 || { status=FAILED; failed=1; }
   rows+=("$(printf '| %-32s | %6s | %7s | %6s | %5ss | %s' "$test" "$(count PASSED "$log")" \
     "$(count SKIPPED "$log")" "$(count FAILED "$log")" "$(($(date +%s) - test_start))" "$status")")
   if [[ $status != ok ]]; then grep -E "Failure|FAILED|error" "$log" | head -20; fi
-done
+}
+for test in "${gpu_tests[@]}"; do run_test "$test"; done
+run_test passes_fuzz_tests --gtest_filter='*CudaDevice'
 
 bench_log="$build/lazuli-bench-cuda.log"
 bench_suites=$("$build/benchmarks/lazuli_bench/lazuli-bench" --list 2>&1 || true)
 if grep -q '^cuda' <<<"$bench_suites"; then
-  "$build/benchmarks/lazuli_bench/lazuli-bench" --suite cuda >"$bench_log" 2>&1 || failed=1
+  "$build/benchmarks/lazuli_bench/lazuli-bench" --suite cuda \
+    ${LAZULI_GPU_CHECK_SIZES:+--sizes "$LAZULI_GPU_CHECK_SIZES"} >"$bench_log" 2>&1 || failed=1
 else
   echo "lazuli-bench has no cuda suite yet" >"$bench_log"
 fi

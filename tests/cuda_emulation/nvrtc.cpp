@@ -47,8 +47,10 @@ constexpr const char* kResultNames[] = {"NVRTC_SUCCESS",
                                         "NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
                                         "NVRTC_ERROR_INTERNAL_ERROR"};
 
+// A version no NVRTC has: lazuli's disk cache keys programs by it, so the emulation's images
+// and real cubins never share an entry, even in one LZ_CACHE_DIR.
 constexpr int kVersionMajor = 13;
-constexpr int kVersionMinor = 0;
+constexpr int kVersionMinor = 9999;
 /// The real architectures it "compiles" for (any: the code runs on the host).
 constexpr int kArchitectures[] = {75, 80, 86, 87, 89, 90, 100, 120};
 
