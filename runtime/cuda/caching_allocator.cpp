@@ -32,6 +32,7 @@ int64_t CachingAllocator::size_class(int64_t bytes) {
 uint64_t CachingAllocator::allocate(int64_t bytes, int stream, const std::string& op) {
   const int64_t size = size_class(bytes);
   std::lock_guard lock(mutex_);
+  cache_reusable_locked();
   uint64_t address = 0;
   if (auto found = cached_.find({stream, size}); found != cached_.end()) {
     address = found->second;
@@ -70,12 +71,25 @@ uint64_t CachingAllocator::allocate_from_device(int64_t size) {
   return address;
 }
 
-void CachingAllocator::free(uint64_t address, int64_t bytes, int stream) {
+void CachingAllocator::free(uint64_t address, int64_t bytes, int stream,
+                            std::function<bool()> reusable) {
   const int64_t size = size_class(bytes);
   std::lock_guard lock(mutex_);
-  cached_.emplace(Key{stream, size}, address);
+  if (reusable != nullptr) {
+    held_back_.push_back({Key{stream, size}, address, std::move(reusable)});
+  } else {
+    cached_.emplace(Key{stream, size}, address);
+  }
   statistics_.bytes_in_use -= size;
   statistics_.bytes_cached += size;
+}
+
+void CachingAllocator::cache_reusable_locked() {
+  std::erase_if(held_back_, [this](const HeldBack& block) {
+    if (!block.reusable()) return false;
+    cached_.emplace(block.key, block.address);
+    return true;
+  });
 }
 
 void CachingAllocator::release_cached() {
@@ -84,8 +98,10 @@ void CachingAllocator::release_cached() {
 }
 
 void CachingAllocator::release_cached_locked() {
-  if (cached_.empty()) return;
-  backend_.quiesce();
+  if (cached_.empty() && held_back_.empty()) return;
+  backend_.quiesce();  // after which no stream reads a held-back block either
+  for (HeldBack& block : held_back_) cached_.emplace(block.key, block.address);
+  held_back_.clear();
   while (!cached_.empty()) {
     const auto node = cached_.extract(cached_.begin());  // out of the cache before it is freed
     statistics_.bytes_cached -= node.key().size;

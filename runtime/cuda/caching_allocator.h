@@ -7,7 +7,9 @@
 // without waiting. Another stream would need an event; instead it never takes S's blocks, and
 // when memory runs short every cached block is returned to the device, after waiting for the
 // whole device to finish what it has queued (AllocatorBackend::quiesce): a cached block may
-// still be read by work queued before it was freed.
+// still be read by work queued before it was freed. A block that other streams read is held
+// back from S's cache until they have run those reads (the `reusable` test given to free), so
+// that S never waits for another stream's work only to free memory.
 //
 // The allocator itself knows nothing of CUDA: it gets and returns memory through a Backend, so
 // that its policy is tested on any machine (tests/runtime/cuda_allocator_test.cpp).
@@ -18,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace lz::runtime::cuda {
 
@@ -58,8 +61,10 @@ class CachingAllocator {
   /// A block of at least `bytes` for work on `stream`. Throws lz::Error naming `op`, the size,
   /// and what is in use and cached when neither the cache, the device nor the limit allows it.
   uint64_t allocate(int64_t bytes, int stream, const std::string& op);
-  /// Returns a block from allocate(bytes, stream, ...) to `stream`'s cache.
-  void free(uint64_t address, int64_t bytes, int stream);
+  /// Returns a block from allocate(bytes, stream, ...) to `stream`'s cache; with `reusable`,
+  /// once it answers true (asked at later allocations; it must not throw): work queued on other
+  /// streams still reads the block until then. Meanwhile the block counts as cached.
+  void free(uint64_t address, int64_t bytes, int stream, std::function<bool()> reusable = nullptr);
   /// Returns every cached block to the device.
   void release_cached();
 
@@ -72,13 +77,23 @@ class CachingAllocator {
     auto operator<=>(const Key&) const = default;
   };
 
+  /// A freed block still read on other streams.
+  struct HeldBack {
+    Key key;
+    uint64_t address;
+    std::function<bool()> reusable;
+  };
+
   uint64_t allocate_from_device(int64_t size);  // under mutex_
+  /// Moves the held-back blocks now reusable into the cache. Under mutex_.
+  void cache_reusable_locked();
   void release_cached_locked();
 
   const AllocatorBackend backend_;
   const std::function<int64_t()> limit_;
   std::mutex mutex_;
   std::multimap<Key, uint64_t> cached_;  // guarded by mutex_
+  std::vector<HeldBack> held_back_;      // guarded by mutex_
   AllocatorStatistics statistics_;       // guarded by mutex_
 };
 

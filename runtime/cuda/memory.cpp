@@ -1,5 +1,9 @@
 #include "runtime/cuda/memory.h"
 
+#include <algorithm>
+#include <functional>
+#include <vector>
+
 #include "runtime/cuda/device.h"
 
 namespace lz::runtime::cuda {
@@ -47,13 +51,21 @@ CudaMemory::CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std:
 
 CudaMemory::~CudaMemory() {
   try {
+    // The block returns to its stream's cache once the other streams that read it have run
+    // what they queued until now; its own stream is not made to wait for them.
+    std::vector<std::shared_ptr<CudaEvent>> reads;
     for (int reader = 0; reader < kStreamsPerDevice; ++reader) {
       if (!readers_.test(static_cast<size_t>(reader))) continue;
-      CudaEvent read(device_);
-      read.record(device_.stream(reader));
-      read.make_wait(device_.stream(stream_));
+      reads.push_back(std::make_shared<CudaEvent>(device_));
+      reads.back()->record(device_.stream(reader));
     }
-    device_.allocator().free(address_, bytes_, stream_);
+    std::function<bool()> reusable;
+    if (!reads.empty()) {
+      reusable = [reads = std::move(reads)] {
+        return std::ranges::all_of(reads, [](const auto& read) { return read->reached(); });
+      };
+    }
+    device_.allocator().free(address_, bytes_, stream_, std::move(reusable));
   } catch (...) {  // a failed driver call, or no memory for the cache's bookkeeping: the block
                    // is lost, not the process
   }

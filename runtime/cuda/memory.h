@@ -49,7 +49,8 @@ class CudaEvent {
 class CudaMemory final : public DeviceMemory {
  public:
   CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op);
-  /// Gives the block back to the allocator, ordered after the reads queued on other streams.
+  /// Gives the block back to the allocator, which reuses it once the reads queued on other
+  /// streams have run.
   ~CudaMemory() override;
 
   uint64_t address() const override { return address_; }

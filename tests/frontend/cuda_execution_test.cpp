@@ -332,11 +332,10 @@ TEST_F(CudaExecutionTest, MemoryFreedAfterAReadOnAnotherStreamIsNotReusedUnderTh
   lz::Tensor overwrite;
   {
     lz::StreamScope stream(0);
-    overwrite = lz::arange(0, kLength) + 7;  // a's size on a's stream: a's block, reused
+    // a's size on a's stream: a's block, were it reused before stream 1 has read a.
+    overwrite = lz::arange(0, kLength) + 7;
     overwrite.eval_async();
   }
-  lz::runtime::device_stream(lz::Device::cuda(), 0).synchronize();
-  EXPECT_GT(lz::cuda::memory_stats().reuses, freed.reuses);
   const std::vector<float> values = b.to_vector<float>();
   for (size_t i = 0; i < values.size(); i += 4099) {
     ASSERT_EQ(values[i], static_cast<float>(i) * 6 + 1) << "element " << i;

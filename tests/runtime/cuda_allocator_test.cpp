@@ -1,6 +1,7 @@
 // The CUDA caching allocator's policy, on a fake device whose memory is a counter: reuse within a
-// stream and size class, no reuse across streams, cached memory given back before the device or
-// the limit refuses, errors that name the op and the numbers.
+// stream and size class, no reuse across streams, none while other streams read a block, cached
+// memory given back before the device or the limit refuses, errors that name the op and the
+// numbers.
 #include <gtest/gtest.h>
 
 #include <lazuli/error.h>
@@ -98,6 +99,33 @@ TEST(CudaAllocatorTest, AnotherStreamNeverTakesABlockStillOrderedOnTheFirst) {
   EXPECT_NE(allocator.allocate(4096, 1, "add"), first);
   EXPECT_EQ(allocator.statistics().device_allocations, 2);
   EXPECT_EQ(allocator.statistics().bytes_cached, 4096);
+}
+
+TEST(CudaAllocatorTest, ABlockReadOnOtherStreamsIsReusedOnlyOnceTheReadsHaveRun) {
+  FakeDevice device(64 * kMiB);
+  CachingAllocator allocator(device.backend(), no_limit());
+  const uint64_t first = allocator.allocate(4096, 0, "add");
+  bool reads_done = false;
+  allocator.free(first, 4096, 0, [&reads_done] { return reads_done; });
+  EXPECT_EQ(allocator.statistics().bytes_cached, 4096) << "a held-back block counts as cached";
+  const uint64_t while_read = allocator.allocate(4096, 0, "add");
+  EXPECT_NE(while_read, first) << "reused while another stream still reads it";
+  reads_done = true;
+  EXPECT_EQ(allocator.allocate(4096, 0, "add"), first);
+  const auto statistics = allocator.statistics();
+  EXPECT_EQ(statistics.reuses, 1);
+  EXPECT_EQ(statistics.device_allocations, 2);
+  EXPECT_EQ(statistics.bytes_cached, 0);
+}
+
+TEST(CudaAllocatorTest, WhenTheDeviceIsFullHeldBackBlocksGoBackAfterTheDeviceIsIdle) {
+  FakeDevice device(4 * kMiB);
+  CachingAllocator allocator(device.backend(), no_limit());
+  allocator.free(allocator.allocate(2 * kMiB, 0, "add"), 2 * kMiB, 0, [] { return false; });
+  // The fake device checks that the block goes back only after quiesce.
+  EXPECT_NE(allocator.allocate(4 * kMiB, 0, "mul"), 0u);
+  EXPECT_EQ(device.live_bytes(), 4 * kMiB) << "the held-back 2 MiB went back to the device";
+  EXPECT_EQ(allocator.statistics().bytes_cached, 0);
 }
 
 TEST(CudaAllocatorTest, WhenTheDeviceIsFullCachedBlocksGoBackFirst) {
