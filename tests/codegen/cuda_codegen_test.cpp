@@ -24,6 +24,7 @@
 #include "passes/fusion_plan.h"
 #include "passes/pass.h"
 #include "tests/codegen/cuda_test_kernels.h"
+#include "tests/codegen/real_nvrtc.h"
 #include "tests/passes/graph_generator.h"
 
 namespace {
@@ -36,10 +37,10 @@ using lz::codegen::test::sample;
 
 constexpr const char* kArch = "sm_90";
 
-#define SKIP_WITHOUT_NVRTC()                                            \
-  do {                                                                  \
-    std::string why;                                                    \
-    if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << why; \
+#define SKIP_WITHOUT_NVRTC()                                                 \
+  do {                                                                       \
+    std::string why;                                                         \
+    if (!lz::codegen::test::real_nvrtc_available(&why)) GTEST_SKIP() << why; \
   } while (false)
 
 /// Kernels generated into one translation unit, compiled together, each entry looked up in the

@@ -16,6 +16,7 @@
 #include "codegen/cuda/program_cache.h"
 #include "codegen/disk_cache.h"
 #include "tests/codegen/cuda_test_kernels.h"
+#include "tests/codegen/real_nvrtc.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ class CudaProgramCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << why;
+    if (!lz::codegen::test::real_nvrtc_available(&why)) GTEST_SKIP() << why;
     std::string pattern = (fs::temp_directory_path() / "lazuli-cuda-cache-XXXXXX").string();
     ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
     directory_ = pattern;

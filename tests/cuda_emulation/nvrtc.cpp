@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/cuda_emulation/driver.h"
+#include "tests/cuda_emulation/emulated_nvrtc.h"
 #include "tests/cuda_emulation/kernel_image.h"
 #include "tests/cuda_emulation/scratch_directory.h"
 
@@ -47,10 +48,6 @@ constexpr const char* kResultNames[] = {"NVRTC_SUCCESS",
                                         "NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
                                         "NVRTC_ERROR_INTERNAL_ERROR"};
 
-// A version no NVRTC has: lazuli's disk cache keys programs by it, so the emulation's images
-// and real cubins never share an entry, even in one LZ_CACHE_DIR.
-constexpr int kVersionMajor = 13;
-constexpr int kVersionMinor = 9999;
 /// The real architectures it "compiles" for (any: the code runs on the host).
 constexpr int kArchitectures[] = {75, 80, 86, 87, 89, 90, 100, 120};
 
@@ -283,8 +280,8 @@ LZ_EMULATION_EXPORT const char* nvrtcGetErrorString(NvrtcResult result) {
 
 LZ_EMULATION_EXPORT NvrtcResult nvrtcVersion(int* major, int* minor) {
   if (major == nullptr || minor == nullptr) return kNvrtcInvalidInput;
-  *major = kVersionMajor;
-  *minor = kVersionMinor;
+  *major = lz::cuda_emulation::kNvrtcVersionMajor;
+  *minor = lz::cuda_emulation::kNvrtcVersionMinor;
   return kNvrtcSuccess;
 }
 
