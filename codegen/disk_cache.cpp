@@ -4,10 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "runtime/environment.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <functional>
@@ -266,13 +267,7 @@ bool DiskCache::enabled_by_environment() {
 }
 
 int64_t DiskCache::default_max_bytes() {
-  if (const char* text = std::getenv("LZ_CACHE_MAX_BYTES")) {
-    const std::string_view value(text);
-    int64_t parsed = 0;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-    if (error == std::errc() && end == value.data() + value.size() && parsed >= 0) return parsed;
-  }
-  return kDefaultMaxBytes;
+  return runtime::integer_from_environment("LZ_CACHE_MAX_BYTES", 0).value_or(kDefaultMaxBytes);
 }
 
 }  // namespace lz::codegen

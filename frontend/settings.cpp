@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cstdlib>
 #include <iostream>
 #include <mutex>
@@ -11,6 +10,7 @@
 
 #include "codegen/disk_cache.h"
 #include "runtime/buffer.h"
+#include "runtime/environment.h"
 
 namespace lz::frontend {
 namespace {
@@ -49,19 +49,6 @@ SettingsStore& store() {
   return instance;
 }
 
-/// The non-negative integer in environment variable `name`, else `fallback` (with a warning
-/// when it is set to something else).
-int64_t integer_from_environment(const char* name, int64_t fallback) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return fallback;
-  const std::string_view value(text);
-  int64_t parsed = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-  if (error == std::errc() && end == value.data() + value.size() && parsed >= 0) return parsed;
-  std::cerr << "[lazuli] ignoring " << name << "=" << value << "; expected a number >= 0\n";
-  return fallback;
-}
-
 Engine engine_from_environment() {
   const char* text = std::getenv("LZ_ENGINE");
   if (text == nullptr) return Engine::Async;
@@ -78,9 +65,9 @@ constexpr int64_t kDefaultMaxInFlight = 32;
 
 std::atomic<Engine> engine_setting{engine_from_environment()};
 std::atomic<int64_t> max_pending_nodes_setting{
-    integer_from_environment("LZ_MAX_PENDING_NODES", kDefaultMaxPendingNodes)};
-std::atomic<int64_t> max_in_flight_setting{
-    std::max<int64_t>(1, integer_from_environment("LZ_MAX_IN_FLIGHT", kDefaultMaxInFlight))};
+    runtime::integer_from_environment("LZ_MAX_PENDING_NODES", 0).value_or(kDefaultMaxPendingNodes)};
+std::atomic<int64_t> max_in_flight_setting{std::max<int64_t>(
+    1, runtime::integer_from_environment("LZ_MAX_IN_FLIGHT", 0).value_or(kDefaultMaxInFlight))};
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "runtime/buffer.h"
 
+#include "runtime/environment.h"
 #include "runtime/statistics.h"
 
 #include <sys/mman.h>
@@ -7,11 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <cstdlib>
 #include <mutex>
 #include <new>
-#include <string_view>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -60,12 +59,7 @@ size_t block_bytes(size_t bytes) {
 }
 
 int64_t default_cache_limit() {
-  if (const char* text = std::getenv("LZ_BUFFER_CACHE_BYTES")) {
-    const std::string_view value(text);
-    int64_t parsed = 0;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-    if (error == std::errc() && end == value.data() + value.size() && parsed >= 0) return parsed;
-  }
+  if (const auto bytes = integer_from_environment("LZ_BUFFER_CACHE_BYTES", 0)) return *bytes;
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_bytes = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_bytes <= 0) return kMaxDefaultCacheBytes;
@@ -173,12 +167,7 @@ void* allocate_large_block(size_t bytes) {
 }
 
 int64_t default_memory_limit() {
-  if (const char* text = std::getenv("LZ_MEMORY_LIMIT")) {
-    const std::string_view value(text);
-    int64_t parsed = 0;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-    if (error == std::errc() && end == value.data() + value.size() && parsed > 0) return parsed;
-  }
+  if (const auto bytes = integer_from_environment("LZ_MEMORY_LIMIT", 1)) return *bytes;
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_bytes = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_bytes <= 0) return INT64_MAX;

@@ -2,14 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <condition_variable>
-#include <cstdlib>
 #include <exception>
+#include <limits>
 #include <mutex>
-#include <string_view>
 #include <thread>
 #include <vector>
+
+#include "runtime/environment.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -31,11 +31,9 @@ void cpu_relax() {
 }
 
 int default_thread_count() {
-  if (const char* text = std::getenv("LZ_NUM_THREADS")) {
-    const std::string_view value(text);
-    int parsed = 0;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-    if (error == std::errc() && end == value.data() + value.size() && parsed > 0) return parsed;
+  if (const auto threads =
+          integer_from_environment("LZ_NUM_THREADS", 1, std::numeric_limits<int>::max())) {
+    return static_cast<int>(*threads);
   }
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }

@@ -1,0 +1,59 @@
+// Numbers read from environment variables (runtime/environment.h): whole numbers in range are
+// taken; anything else is ignored with a message naming the variable and the valid range.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <optional>
+#include <string>
+
+#include <stdlib.h>
+
+#include "runtime/environment.h"
+
+namespace {
+
+using lz::runtime::integer_from_environment;
+
+constexpr const char* kName = "LZ_ENVIRONMENT_TEST_NUMBER";
+
+/// What integer_from_environment(kName, minimum, maximum) returns with kName set to `text`, and
+/// what it wrote to stderr.
+std::pair<std::optional<int64_t>, std::string> read_as(const char* text, int64_t minimum,
+                                                       int64_t maximum) {
+  setenv(kName, text, 1);
+  testing::internal::CaptureStderr();
+  const std::optional<int64_t> value = integer_from_environment(kName, minimum, maximum);
+  std::string message = testing::internal::GetCapturedStderr();
+  unsetenv(kName);
+  return {value, std::move(message)};
+}
+
+TEST(EnvironmentTest, UnsetIsNothingAndSilent) {
+  unsetenv(kName);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(integer_from_environment(kName, 0), std::nullopt);
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+}
+
+TEST(EnvironmentTest, WholeNumbersInRangeAreTakenSilently) {
+  for (const auto& [text, expected] : {std::pair{"0", 0}, {"7", 7}, {"4096", 4096}}) {
+    const auto [value, message] = read_as(text, 0, 4096);
+    EXPECT_EQ(value, expected) << text;
+    EXPECT_EQ(message, "") << text;
+  }
+  EXPECT_EQ(read_as("9000000000000", 0, std::numeric_limits<int64_t>::max()).first,
+            int64_t{9000000000000});
+}
+
+TEST(EnvironmentTest, AnythingElseIsIgnoredSayingWhatIsValid) {
+  for (const char* text : {"", "-1", "4097", "12x", "x12", "1.5", " 3", "99999999999999999999"}) {
+    const auto [value, message] = read_as(text, 0, 4096);
+    EXPECT_EQ(value, std::nullopt) << "'" << text << "'";
+    EXPECT_EQ(message, std::string("[lazuli] ignoring ") + kName + "=" + text +
+                           "; expected a whole number >= 0 and <= 4096\n");
+  }
+  EXPECT_EQ(read_as("0", 1, std::numeric_limits<int64_t>::max()).second,
+            std::string("[lazuli] ignoring ") + kName + "=0; expected a whole number >= 1\n");
+}
+
+}  // namespace
