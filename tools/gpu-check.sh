@@ -111,10 +111,17 @@ run_test() {
   binary=$(find "$build/tests" -type f -name "$test" | head -1)
   log="$build/$test.log"
   test_start=$(date +%s)
-  "$binary" "$@" >"$log" 2>&1 || { status=FAILED; failed=1; }
+  if [[ -z $binary ]]; then
+    echo "$test was not built under $build/tests" >"$log"
+    status=FAILED failed=1
+  else
+    "$binary" "$@" >"$log" 2>&1 || { status=FAILED; failed=1; }
+  fi
   rows+=("$(printf '| %-32s | %6s | %7s | %6s | %5ss | %s' "$test" "$(count PASSED "$log")" \
     "$(count SKIPPED "$log")" "$(count FAILED "$log")" "$(($(date +%s) - test_start))" "$status")")
-  if [[ $status != ok ]]; then grep -E "Failure|FAILED|error" "$log" | head -20; fi
+  # A failure's first lines; `|| true` because under pipefail a log without a match, or head
+  # closing the pipe early, would otherwise end the whole check before its table.
+  if [[ $status != ok ]]; then { grep -E "Failure|FAILED|error|not built" "$log" || true; } | head -20 || true; fi
 }
 for test in "${gpu_tests[@]}"; do run_test "$test"; done
 # 50 random graphs on the GPU (each compiled by NVRTC) keep the whole check inside 8 minutes.
