@@ -32,11 +32,8 @@ int64_t CachingAllocator::size_class(int64_t bytes) {
 uint64_t CachingAllocator::allocate(int64_t bytes, int stream, const std::string& op) {
   const int64_t size = size_class(bytes);
   std::lock_guard lock(mutex_);
-  cache_reusable_locked();
-  uint64_t address = 0;
-  if (auto found = cached_.find({stream, size}); found != cached_.end()) {
-    address = found->second;
-    cached_.erase(found);
+  uint64_t address = take_cached_locked({stream, size});
+  if (address != 0) {
     statistics_.bytes_cached -= size;
     ++statistics_.reuses;
   } else {
@@ -61,6 +58,22 @@ uint64_t CachingAllocator::allocate(int64_t bytes, int stream, const std::string
   return address;
 }
 
+uint64_t CachingAllocator::take_cached_locked(const Key& key) {
+  if (auto found = cached_.find(key); found != cached_.end()) {
+    const uint64_t address = found->second;
+    cached_.erase(found);
+    return address;
+  }
+  auto [first, last] = held_back_.equal_range(key);
+  for (auto block = first; block != last; ++block) {
+    if (!block->second.reusable()) continue;
+    const uint64_t address = block->second.address;
+    held_back_.erase(block);
+    return address;
+  }
+  return 0;
+}
+
 uint64_t CachingAllocator::allocate_from_device(int64_t size) {
   uint64_t address = backend_.allocate(size);
   if (address == 0 && statistics_.bytes_cached > 0) {
@@ -76,20 +89,12 @@ void CachingAllocator::free(uint64_t address, int64_t bytes, int stream,
   const int64_t size = size_class(bytes);
   std::lock_guard lock(mutex_);
   if (reusable != nullptr) {
-    held_back_.push_back({Key{stream, size}, address, std::move(reusable)});
+    held_back_.emplace(Key{stream, size}, HeldBack{address, std::move(reusable)});
   } else {
     cached_.emplace(Key{stream, size}, address);
   }
   statistics_.bytes_in_use -= size;
   statistics_.bytes_cached += size;
-}
-
-void CachingAllocator::cache_reusable_locked() {
-  std::erase_if(held_back_, [this](const HeldBack& block) {
-    if (!block.reusable()) return false;
-    cached_.emplace(block.key, block.address);
-    return true;
-  });
 }
 
 void CachingAllocator::release_cached() {
@@ -100,7 +105,7 @@ void CachingAllocator::release_cached() {
 void CachingAllocator::release_cached_locked() {
   if (cached_.empty() && held_back_.empty()) return;
   backend_.quiesce();  // after which no stream reads a held-back block either
-  for (HeldBack& block : held_back_) cached_.emplace(block.key, block.address);
+  for (const auto& [key, block] : held_back_) cached_.emplace(key, block.address);
   held_back_.clear();
   while (!cached_.empty()) {
     const auto node = cached_.extract(cached_.begin());  // out of the cache before it is freed

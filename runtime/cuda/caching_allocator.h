@@ -20,7 +20,6 @@
 #include <map>
 #include <mutex>
 #include <string>
-#include <vector>
 
 namespace lz::runtime::cuda {
 
@@ -62,8 +61,10 @@ class CachingAllocator {
   /// and what is in use and cached when neither the cache, the device nor the limit allows it.
   uint64_t allocate(int64_t bytes, int stream, const std::string& op);
   /// Returns a block from allocate(bytes, stream, ...) to `stream`'s cache; with `reusable`,
-  /// once it answers true (asked at later allocations; it must not throw): work queued on other
-  /// streams still reads the block until then. Meanwhile the block counts as cached.
+  /// once it answers true (asked by later allocations of the block's stream and size class
+  /// only, so an allocation asks no more than the blocks it could take; it must not throw):
+  /// work queued on other streams still reads the block until then. Meanwhile the block counts
+  /// as cached.
   void free(uint64_t address, int64_t bytes, int stream, std::function<bool()> reusable = nullptr);
   /// Returns every cached block to the device.
   void release_cached();
@@ -79,22 +80,21 @@ class CachingAllocator {
 
   /// A freed block still read on other streams.
   struct HeldBack {
-    Key key;
     uint64_t address;
     std::function<bool()> reusable;
   };
 
+  /// A cached block of `key`, or a held-back one whose reads have run; 0 if none. Under mutex_.
+  uint64_t take_cached_locked(const Key& key);
   uint64_t allocate_from_device(int64_t size);  // under mutex_
-  /// Moves the held-back blocks now reusable into the cache. Under mutex_.
-  void cache_reusable_locked();
   void release_cached_locked();
 
   const AllocatorBackend backend_;
   const std::function<int64_t()> limit_;
   std::mutex mutex_;
-  std::multimap<Key, uint64_t> cached_;  // guarded by mutex_
-  std::vector<HeldBack> held_back_;      // guarded by mutex_
-  AllocatorStatistics statistics_;       // guarded by mutex_
+  std::multimap<Key, uint64_t> cached_;     // guarded by mutex_
+  std::multimap<Key, HeldBack> held_back_;  // guarded by mutex_; oldest first within a key
+  AllocatorStatistics statistics_;          // guarded by mutex_
 };
 
 }  // namespace lz::runtime::cuda

@@ -118,6 +118,22 @@ TEST(CudaAllocatorTest, ABlockReadOnOtherStreamsIsReusedOnlyOnceTheReadsHaveRun)
   EXPECT_EQ(statistics.bytes_cached, 0);
 }
 
+TEST(CudaAllocatorTest, OnlyAnAllocationThatCouldTakeAHeldBackBlockAsksWhetherItsReadsHaveRun) {
+  FakeDevice device(64 * kMiB);
+  CachingAllocator allocator(device.backend(), no_limit());
+  int questions = 0;  // each a cuEventQuery per reader stream on a GPU
+  allocator.free(allocator.allocate(4096, 0, "add"), 4096, 0, [&questions] {
+    ++questions;
+    return true;
+  });
+  allocator.allocate(8192, 0, "add");  // another size class
+  allocator.allocate(4096, 1, "add");  // another stream
+  EXPECT_EQ(questions, 0);
+  allocator.allocate(4096, 0, "add");
+  EXPECT_EQ(questions, 1);
+  EXPECT_EQ(allocator.statistics().reuses, 1);
+}
+
 TEST(CudaAllocatorTest, WhenTheDeviceIsFullHeldBackBlocksGoBackAfterTheDeviceIsIdle) {
   FakeDevice device(4 * kMiB);
   CachingAllocator allocator(device.backend(), no_limit());
