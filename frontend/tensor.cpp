@@ -129,7 +129,7 @@ void Tensor::then(std::function<void()> callback, std::source_location loc) cons
               buffer->error() == nullptr ? buffer->device_memory() : nullptr) {
         try {
           memory->wait();
-        } catch (const Error&) {  // a device fault: the callback's read of the value raises it
+        } catch (...) {  // a device fault: the callback's read of the value raises it again
         }
       }
       run_callback(callback, loc);

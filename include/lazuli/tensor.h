@@ -126,9 +126,10 @@ class Tensor {
   /// Starts computing this tensor (as eval_async) and calls `callback` once it is computed or
   /// has failed: at once on the calling thread when it already is (its exceptions reach the
   /// caller), else later on lazuli's callback thread, one callback at a time in the order
-  /// their tensors finish (exceptions are reported on stderr and dropped). A callback may read
-  /// tensors, record, and wait, even call waitall; waitall waits for the callbacks of the work
-  /// it waited for.
+  /// their tensors finish (on a GPU, in the order their work was queued: the callback thread
+  /// waits for the device before each). Exceptions are reported on stderr and dropped. A callback
+  /// may read tensors, record, and wait, even call waitall; waitall waits for the callbacks of the
+  /// work it waited for.
   void then(std::function<void()> callback, LZ_HERE) const;
 
   /// The same values on `device` (this handle when it is already there). Starts computing this
