@@ -1,11 +1,26 @@
 #include "runtime/environment.h"
 
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
-#include <iostream>
+#include <mutex>
+#include <set>
+#include <string>
 #include <string_view>
 
 namespace lz::runtime {
+namespace {
+
+/// True the first time `name` is seen set to `value`: some settings are read at every use (a
+/// kernel cache opens for each compile), and one report of a bad value is enough.
+bool first_report(const char* name, std::string_view value) {
+  static std::mutex mutex;
+  static auto* reported = new std::set<std::string>();  // never destroyed: read at exit too
+  std::lock_guard lock(mutex);
+  return reported->insert(std::string(name) + "=" + std::string(value)).second;
+}
+
+}  // namespace
 
 std::optional<int64_t> integer_from_environment(const char* name, int64_t minimum,
                                                 int64_t maximum) {
@@ -18,10 +33,14 @@ std::optional<int64_t> integer_from_environment(const char* name, int64_t minimu
       parsed <= maximum) {
     return parsed;
   }
-  std::cerr << "[lazuli] ignoring " << name << "=" << value
-            << "; expected a whole number >= " << minimum;
-  if (maximum != std::numeric_limits<int64_t>::max()) std::cerr << " and <= " << maximum;
-  std::cerr << "\n";
+  if (first_report(name, value)) {
+    std::string report = "[lazuli] ignoring " + std::string(name) + "=" + std::string(value) +
+                         "; expected a whole number >= " + std::to_string(minimum);
+    if (maximum != std::numeric_limits<int64_t>::max()) {
+      report += " and <= " + std::to_string(maximum);
+    }
+    std::fprintf(stderr, "%s\n", report.c_str());  // one write: no interleaving with threads
+  }
   return std::nullopt;
 }
 

@@ -56,4 +56,10 @@ TEST(EnvironmentTest, AnythingElseIsIgnoredSayingWhatIsValid) {
             std::string("[lazuli] ignoring ") + kName + "=0; expected a whole number >= 1\n");
 }
 
+TEST(EnvironmentTest, ABadValueIsReportedOnceHoweverOftenItIsRead) {
+  EXPECT_NE(read_as("twice", 0, 10).second, "");
+  EXPECT_EQ(read_as("twice", 0, 10), std::pair(std::optional<int64_t>(), std::string()));
+  EXPECT_NE(read_as("thrice", 0, 10).second, "") << "another bad value is reported again";
+}
+
 }  // namespace
