@@ -17,7 +17,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <cstdlib>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -41,6 +41,7 @@
 #include "passes/pass_manager.h"
 #include "runtime/buffer.h"
 #include "runtime/differential_check.h"
+#include "runtime/environment.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel_executor.h"
 #include "tests/passes/graph_generator.h"
@@ -64,13 +65,15 @@ struct FuzzSettings {
 const FuzzSettings& fuzz_settings() {
   static const FuzzSettings settings = [] {
     FuzzSettings result;
-    if (const char* graphs = std::getenv("LAZULI_FUZZ_GRAPHS")) result.graphs = std::atoi(graphs);
-    if (const char* graphs = std::getenv("LAZULI_FUZZ_CUDA_GRAPHS")) {
-      result.cuda_graphs = std::atoi(graphs);
-    }
-    if (const char* seed = std::getenv("LAZULI_FUZZ_SEED")) {
-      result.first_seed = std::strtoull(seed, nullptr, 0);
-    }
+    constexpr int64_t kMaxGraphs = std::numeric_limits<int>::max();
+    result.graphs =
+        static_cast<int>(runtime::integer_from_environment("LAZULI_FUZZ_GRAPHS", 0, kMaxGraphs)
+                             .value_or(result.graphs));
+    result.cuda_graphs =
+        static_cast<int>(runtime::integer_from_environment("LAZULI_FUZZ_CUDA_GRAPHS", 0, kMaxGraphs)
+                             .value_or(result.cuda_graphs));
+    result.first_seed =
+        static_cast<uint64_t>(runtime::integer_from_environment("LAZULI_FUZZ_SEED", 0).value_or(0));
     return result;
   }();
   return settings;
