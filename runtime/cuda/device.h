@@ -1,7 +1,7 @@
 // One CUDA device as lazuli drives it: its primary context, a CUDA stream per lazuli stream
-// index, the caching allocator of its memory, and the modules loaded into it. Every call makes
-// the device's context current on the calling thread first (a lazuli stream's worker may serve
-// several devices over its life).
+// index and one for uploads, the caching allocator of its memory, and the modules loaded into it.
+// Every call makes the device's context current on the calling thread first (a lazuli stream's
+// worker may serve several devices over its life).
 #pragma once
 
 #include <array>
@@ -17,6 +17,11 @@
 
 namespace lz::runtime::cuda {
 
+/// The stream index of host-to-device uploads: a CUDA stream of its own, so that an upload
+/// waits for earlier uploads only, never for kernels queued on the stream that will read it
+/// (which waits for the upload's event instead), and the copy engine moves it while they run.
+constexpr int kUploadStream = kStreamsPerDevice;
+
 class CudaDevice {
  public:
   /// Retains device `ordinal`'s primary context. Throws lz::Error when it cannot.
@@ -31,9 +36,9 @@ class CudaDevice {
 
   /// Makes this device's context current on the calling thread.
   void make_current() const;
-  /// The CUDA stream behind lazuli stream `index` (0 <= index < kStreamsPerDevice), created at
-  /// first use; it does not synchronize with the legacy default stream. Makes the device's
-  /// context current on the calling thread.
+  /// The CUDA stream behind lazuli stream `index` (0 <= index < kStreamsPerDevice), or the
+  /// upload stream (kUploadStream), created at first use; it does not synchronize with the
+  /// legacy default stream. Makes the device's context current on the calling thread.
   CUstream stream(int index);
   CachingAllocator& allocator() { return *allocator_; }
   /// Copies between host buffers and this device's memory.
@@ -54,8 +59,8 @@ class CudaDevice {
   DeviceProperties properties_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
-  std::mutex mutex_;  // guards streams_ creation
-  std::array<CUstream, kStreamsPerDevice> streams_{};
+  std::mutex mutex_;                                       // guards streams_ creation
+  std::array<CUstream, kStreamsPerDevice + 1> streams_{};  // lazuli's, then kUploadStream
   std::unique_ptr<CachingAllocator> allocator_;
   StagedCopies host_copies_{*this};
 };

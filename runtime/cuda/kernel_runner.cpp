@@ -100,18 +100,18 @@ void mark_written(CudaDevice& device, int stream, const std::vector<CudaMemory*>
 }
 
 /// The device address of input `buffer`, read next on `stream`: its own memory when it is on
-/// `device`, else the copy the buffer keeps there, queued now at its first use on this device
-/// (Buffer::device_copy). Every DeviceMemory of a CUDA device is a CudaMemory.
+/// `device`, else the copy the buffer keeps there, uploaded on the upload stream at its first
+/// use on this device (Buffer::device_copy). Every DeviceMemory of a CUDA device is a CudaMemory.
 uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer,
                         const std::string& op) {
   const DeviceMemory* memory = buffer.device_memory();
   if (memory == nullptr || memory->device_index() != device.ordinal()) {
     memory = &buffer.device_copy(
         device.ordinal(), [&](const Buffer& host) -> std::unique_ptr<DeviceMemory> {
-          auto copy = std::make_unique<CudaMemory>(device, host.bytes(), stream, op);
+          auto copy = std::make_unique<CudaMemory>(device, host.bytes(), kUploadStream, op);
           device.host_copies().to_device(copy->address(), host.data(), host.bytes(),
-                                         device.stream(stream), op.c_str());
-          mark_written(device, stream, {copy.get()});
+                                         device.stream(kUploadStream), op.c_str());
+          mark_written(device, kUploadStream, {copy.get()});
           return copy;
         });
   }

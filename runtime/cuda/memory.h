@@ -45,7 +45,7 @@ class CudaEvent {
 };
 
 /// A block of a CUDA device's memory owned by a buffer, allocated for work on lazuli stream
-/// `stream` of the device, which writes it.
+/// `stream` of the device (or kUploadStream), which writes it.
 class CudaMemory final : public DeviceMemory {
  public:
   CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op);
