@@ -68,7 +68,23 @@ int64_t truncate_to_integer(double value) {
   return static_cast<int64_t>(value);
 }
 
-std::string quoted(std::string_view text) { return "'" + std::string(text) + "'"; }
+// The text in single quotes for a message, control bytes written as \xHH so that a stray NUL or
+// carriage return in the input shows in the message instead of cutting it short.
+std::string quoted(std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out + "'";
+}
 
 // A scalar attribute's text, read before the node's dtype (which says how to read it) is known.
 struct PendingScalar {
@@ -380,6 +396,12 @@ class Parser {
     if (is_floating(dtype)) {
       double value = 0;
       const auto result = std::from_chars(begin, end, value);
+      if (result.ec == std::errc::result_out_of_range && result.ptr == end) {
+        fail_at(scalar.column, "the number " + quoted(scalar.text) + " is out of range for the " +
+                                   dtype_text +
+                                   " node: a double holds magnitudes from 4.9e-324 to 1.8e308 "
+                                   "(write inf or 0 beyond them)");
+      }
       if (result.ec != std::errc() || result.ptr != end) {
         fail_at(scalar.column,
                 "expected a number for the " + dtype_text + " node, got " + quoted(scalar.text));
@@ -388,6 +410,12 @@ class Parser {
     }
     int64_t value = 0;
     const auto result = std::from_chars(begin, end, value);
+    if (result.ec == std::errc::result_out_of_range && result.ptr == end) {
+      fail_at(scalar.column, "the integer " + quoted(scalar.text) + " is out of range for the " +
+                                 dtype_text +
+                                 " node: values are read as int64, "
+                                 "-9223372036854775808..9223372036854775807");
+    }
     if (result.ec != std::errc() || result.ptr != end) {
       fail_at(scalar.column,
               "expected an integer for the " + dtype_text + " node, got " + quoted(scalar.text));
