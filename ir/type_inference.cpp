@@ -1,6 +1,7 @@
 #include "ir/type_inference.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -47,6 +48,19 @@ void check_not_bool(std::string_view op, DType dtype) {
   if (dtype == bool_) fail(op, "is not defined for bool operands; convert with astype first");
 }
 
+/// An integer or bool fill value must be one of the dtype's values: the kernels store it as that
+/// dtype, and a wider value would wrap there but not in the interpreter. (The frontend checks it
+/// when the op is called; IR text can still hold any int64.)
+void check_fits(std::string_view op, const ScalarParam& value, DType dtype) {
+  if (is_floating(dtype)) return;
+  const int64_t lowest = dtype == bool_ ? 0 : dtype == int32 ? INT32_MIN : INT64_MIN;
+  const int64_t highest = dtype == bool_ ? 1 : dtype == int32 ? INT32_MAX : INT64_MAX;
+  if (value.integer < lowest || value.integer > highest) {
+    fail(op, "value " + std::to_string(value.integer) + " does not fit " + dtype_name(dtype) +
+                 ", whose values are " + std::to_string(lowest) + ".." + std::to_string(highest));
+  }
+}
+
 TensorType infer_leaf(const Node& node) {
   const std::string_view op = op_name(node.op);
   check_dimensions(op, node.shape);
@@ -57,6 +71,7 @@ TensorType infer_leaf(const Node& node) {
     case Op::RandomUniform:
       if (node.dtype == bool_) fail(op, "cannot produce bool; use an int or float dtype");
       break;
+    case Op::Full: check_fits(op, node.params[0], node.dtype); break;
     case Op::RandomNormal:
       if (!is_floating(node.dtype)) {
         fail(op, std::string("needs a floating dtype, got ") + dtype_name(node.dtype));

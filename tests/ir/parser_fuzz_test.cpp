@@ -586,6 +586,12 @@ TEST(ParserFuzzTest, MalformedInputsGiveTheExpectedErrors) {
       {"%0 = full() {value=99999999999999999999} : i64[]\nreturn %0\n",
        "[parse] line 1, column 20: the integer '99999999999999999999' is out of range for the i64 "
        "node"},
+      // An integer fill value beyond its dtype was accepted, and wrapped in the kernels only.
+      {"%0 = full() {value=99999999999} : i32[]\nreturn %0\n",
+       "[parse] line 1: %0: [full] value 99999999999 does not fit int32, whose values are "
+       "-2147483648..2147483647"},
+      {"%0 = full() {value=5} : bool[2]\nreturn %0\n",
+       "[parse] line 1: %0: [full] value 5 does not fit bool, whose values are 0..1"},
       {"%0 = data() : f32[2]\nreturn %0\n\nreturn %0\n",
        "[parse] line 4, column 1: expected nothing after the 'return' line, got 'return'"},
       // Control bytes went into the message raw, so that a NUL or '\r' hid the token.
