@@ -33,7 +33,9 @@ void slice(const ir::Node& node, const Buffer& x, Buffer& out) {
   std::vector<int64_t> strides(in_strides.size());
   int64_t start = 0;
   for (size_t d = 0; d < in_strides.size(); ++d) {
-    strides[d] = in_strides[d] * node.steps[d];
+    // An axis of one element (or none) never steps, and its step may be any int64: the product
+    // could overflow. Otherwise every stepped index lies in the input, and so does the product.
+    strides[d] = node.shape[d] <= 1 ? 0 : in_strides[d] * node.steps[d];
     start += in_strides[d] * node.starts[d];
   }
   gather(node, x, strides, start, out);

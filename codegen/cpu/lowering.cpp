@@ -462,6 +462,9 @@ class KernelEmitter {
                                            value, result);
       offset += extent;
     }
+    // Every input is empty along the axis: the result has no elements, so no loop reaches this
+    // value (a reduction over it runs zero times), but the code still needs one.
+    if (result == nullptr) return llvm::Constant::getNullValue(value_type(context_, node->dtype));
     return result;
   }
 
