@@ -23,6 +23,17 @@ DType compute_dtype(Op op, DType promoted) {
   return promoted;
 }
 
+/// add, sub, mul and pow have no bool form. Checked before a number operand is recorded as a
+/// constant, so that the rejected op records nothing (recording the op would check it too late).
+void check_defined_for(Op op, DType dtype, const Shape& a, const Shape& b) {
+  const bool arithmetic = op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Pow;
+  if (arithmetic && dtype == bool_) {
+    throw Error("[" + std::string(ir::op_name(op)) + "] is not defined for bool operands (shapes " +
+                shape_string(a) + " and " + shape_string(b) +
+                "); convert with astype(int32) or astype(float32) first");
+  }
+}
+
 Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) {
   const std::string_view name = ir::op_name(op);
   const ir::NodePtr& a_node = node_of(a, name);
@@ -45,15 +56,18 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc)
 Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc) {
   if (b.tensor() != nullptr) return binary(op, a, *b.tensor(), loc);
   const std::string_view name = ir::op_name(op);
-  const DType dtype = compute_dtype(
-      op, frontend::promote_with_scalar(node_of(a, name)->dtype, b.scalar().category));
+  const ir::NodePtr& a_node = node_of(a, name);
+  const DType dtype =
+      compute_dtype(op, frontend::promote_with_scalar(a_node->dtype, b.scalar().category));
+  check_defined_for(op, dtype, a_node->shape, {});
   return binary(op, a, frontend::scalar(name, b.scalar(), dtype, loc), loc);
 }
 
 Tensor binary(Op op, const ScalarOperand& a, const Tensor& b, std::source_location loc) {
   const std::string_view name = ir::op_name(op);
-  const DType dtype =
-      compute_dtype(op, frontend::promote_with_scalar(node_of(b, name)->dtype, a.category));
+  const ir::NodePtr& b_node = node_of(b, name);
+  const DType dtype = compute_dtype(op, frontend::promote_with_scalar(b_node->dtype, a.category));
+  check_defined_for(op, dtype, {}, b_node->shape);
   return binary(op, frontend::scalar(name, a, dtype, loc), b, loc);
 }
 
@@ -117,14 +131,19 @@ Tensor square(const Tensor& x, std::source_location loc) { return unary(Op::Squa
 
 Tensor pow(const Tensor& base, const Operand& exponent, std::source_location loc) {
   // As in numpy and PyTorch: an integer power with a negative exponent has no integer result.
-  // (A tensor exponent cannot be checked before it is computed; see tensor.h.)
+  // (A tensor exponent cannot be checked before it is computed; see tensor.h.) The dtype it is
+  // computed in decides: a bool base with an integer exponent is computed in int64.
   const DType base_dtype = node_of(base, "pow")->dtype;
-  if (exponent.tensor() == nullptr && is_integer(base_dtype) &&
+  if (exponent.tensor() == nullptr &&
       exponent.scalar().category != ScalarOperand::Category::Floating &&
       exponent.scalar().integer < 0) {
-    throw Error(std::string("[pow] integers to the negative power ") +
-                std::to_string(exponent.scalar().integer) + " are not integers (base is " +
-                dtype_name(base_dtype) + "); use a floating base: astype(float32)");
+    const DType dtype = frontend::promote_with_scalar(base_dtype, exponent.scalar().category);
+    if (is_integer(dtype)) {
+      throw Error(std::string("[pow] integers to the negative power ") +
+                  std::to_string(exponent.scalar().integer) + " are not integers (base is " +
+                  dtype_name(base_dtype) + ", computed in " + dtype_name(dtype) +
+                  "); use a floating base: astype(float32)");
+    }
   }
   return binary(Op::Pow, base, exponent, loc);
 }
@@ -166,6 +185,14 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source
     dtype = frontend::promote_with_scalar(frontend::promote_with_scalar(bool_, a.scalar().category),
                                           b.scalar().category);
   }
+  // Everything that can fail is checked before a cast or a constant is recorded: the numbers
+  // must fit the dtype and the three shapes must broadcast.
+  const auto shape_of = [&](const Operand& operand) {
+    if (operand.tensor() != nullptr) return operand.tensor()->node()->shape;
+    frontend::scalar_operand_param("where", operand.scalar(), dtype);
+    return Shape{};
+  };
+  ir::where_shape(cond_node->shape, shape_of(a), shape_of(b));
   const auto value = [&](const Operand& operand) {
     return operand.tensor() != nullptr ? cast(*operand.tensor(), dtype, loc)
                                        : frontend::scalar("where", operand.scalar(), dtype, loc);

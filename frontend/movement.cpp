@@ -163,6 +163,10 @@ Tensor concatenate(const std::vector<Tensor>& tensors, int axis, std::source_loc
     dtype = frontend::promote(dtype, node_of(tensor, "concatenate")->dtype);
   }
   if (tensors.size() == 1) return tensors[0];
+  // Shapes are checked before any cast is recorded, so a rejected op records nothing.
+  for (const Tensor& tensor : tensors) {
+    ir::check_concatenable(first->shape, tensor.node()->shape, normalized);
+  }
   std::vector<ir::NodePtr> inputs;
   for (const Tensor& tensor : tensors) inputs.push_back(frontend::cast(tensor, dtype, loc).node());
   ir::NodePtr joined = make_node(Op::Concatenate, std::move(inputs), loc);

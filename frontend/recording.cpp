@@ -116,25 +116,27 @@ ir::ScalarParam scalar_param(std::string_view op, double value, DType dtype) {
   return ir::ScalarParam::of_integer(static_cast<int64_t>(truncated));
 }
 
-Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
-              std::source_location loc) {
+ir::ScalarParam scalar_operand_param(std::string_view op, const ScalarOperand& value, DType dtype) {
   if (!value.exact && !is_floating(dtype)) {  // unsigned above INT64_MAX, kept modulo 2^64
     const std::string shown = std::to_string(static_cast<uint64_t>(value.integer));
     throw Error("[" + std::string(op) + "] scalar " + shown +
                 " does not fit int64, the widest integer dtype; pass it as a floating value");
   }
+  if (is_floating(dtype)) return ir::ScalarParam::of(value.floating);
+  if (value.category == ScalarOperand::Category::Floating) {
+    return scalar_param(op, value.floating, dtype);
+  }
+  const bool fits =
+      value.integer >= integer_limit(dtype, false) && value.integer <= integer_limit(dtype, true);
+  if (!fits) fail_does_not_fit(op, std::to_string(value.integer), dtype);
+  return ir::ScalarParam::of_integer(value.integer);
+}
+
+Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
+              std::source_location loc) {
   ir::NodePtr node = make_node(ir::Op::Full, {}, loc);
   node->dtype = dtype;
-  if (is_floating(dtype)) {
-    node->params[0] = ir::ScalarParam::of(value.floating);
-  } else if (value.category == ScalarOperand::Category::Floating) {
-    node->params[0] = scalar_param(op, value.floating, dtype);
-  } else {
-    const bool fits =
-        value.integer >= integer_limit(dtype, false) && value.integer <= integer_limit(dtype, true);
-    if (!fits) fail_does_not_fit(op, std::to_string(value.integer), dtype);
-    node->params[0] = ir::ScalarParam::of_integer(value.integer);
-  }
+  node->params[0] = scalar_operand_param(op, value, dtype);
   return record(std::move(node));
 }
 

@@ -31,6 +31,10 @@ ir::NodePtr cast_node(const ir::NodePtr& node, DType dtype, std::source_location
 Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
               std::source_location loc);
 
+/// The parameter `scalar` gives its constant, recording nothing: ops that take several operands
+/// call it to check every number before they record any of them. Throws as `scalar` does.
+ir::ScalarParam scalar_operand_param(std::string_view op, const ScalarOperand& value, DType dtype);
+
 /// `value` as a parameter of an integer or floating `dtype`: a floating value is truncated toward
 /// zero for integer dtypes. Throws when it does not fit (or is NaN/infinite for an integer dtype).
 ir::ScalarParam scalar_param(std::string_view op, double value, DType dtype);

@@ -141,14 +141,7 @@ TensorType infer_where(const Node& node) {
     fail("where", std::string("value dtypes ") + dtype_name(a.dtype) + " and " +
                       dtype_name(b.dtype) + " differ; the IR needs one dtype (insert astype)");
   }
-  try {
-    return {a.dtype,
-            broadcast_shapes("where", broadcast_shapes("where", cond.shape, a.shape), b.shape)};
-  } catch (const Error&) {
-    fail("where", "shapes " + shape_string(cond.shape) + " (condition), " + shape_string(a.shape) +
-                      " and " + shape_string(b.shape) +
-                      " cannot be broadcast together (each dimension must agree or be 1)");
-  }
+  return {a.dtype, where_shape(cond.shape, a.shape, b.shape)};
 }
 
 TensorType infer_reduction(const Node& node) {
@@ -247,15 +240,7 @@ TensorType infer_concatenate(const Node& node) {
       fail("concatenate", std::string("input dtypes ") + dtype_name(first.dtype) + " and " +
                               dtype_name(other.dtype) + " differ; the IR needs one dtype");
     }
-    bool compatible = other.ndim() == first.ndim();
-    for (int d = 0; compatible && d < first.ndim(); ++d) {
-      compatible = d == axis || other.shape[d] == first.shape[d];
-    }
-    if (!compatible) {
-      fail("concatenate", "shapes " + shape_string(first.shape) + " and " +
-                              shape_string(other.shape) + " must match except on axis " +
-                              std::to_string(axis));
-    }
+    check_concatenable(first.shape, other.shape, axis);
     if (__builtin_add_overflow(shape[axis], other.shape[axis], &shape[axis])) {
       fail("concatenate",
            "the joined axis " + std::to_string(axis) + " has more elements than fit in int64");
@@ -372,6 +357,27 @@ TensorType infer_by_kind(const Node& node) {
 }
 
 }  // namespace
+
+void check_concatenable(const Shape& first, const Shape& other, int64_t axis) {
+  bool compatible = other.size() == first.size();
+  for (size_t d = 0; compatible && d < first.size(); ++d) {
+    compatible = static_cast<int64_t>(d) == axis || other[d] == first[d];
+  }
+  if (!compatible) {
+    fail("concatenate", "shapes " + shape_string(first) + " and " + shape_string(other) +
+                            " must match except on axis " + std::to_string(axis));
+  }
+}
+
+Shape where_shape(const Shape& cond, const Shape& a, const Shape& b) {
+  try {
+    return broadcast_shapes("where", broadcast_shapes("where", cond, a), b);
+  } catch (const Error&) {
+    fail("where", "shapes " + shape_string(cond) + " (condition), " + shape_string(a) + " and " +
+                      shape_string(b) +
+                      " cannot be broadcast together (each dimension must agree or be 1)");
+  }
+}
 
 TensorType infer_type(const Node& node) {
   check_arity(node);

@@ -33,6 +33,14 @@ TensorType infer_type(const Node& node);
 /// numpy broadcasting of two shapes; throws "[op] shapes (3,4) and (5) cannot be broadcast ...".
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
 
+/// Throws "[concatenate] shapes (2,3) and (2,4) must match except on axis 0" unless `other`
+/// can be joined to `first` on non-negative `axis`.
+void check_concatenable(const Shape& first, const Shape& other, int64_t axis);
+
+/// The shape of where(cond, a, b): the three shapes broadcast together. Throws
+/// "[where] shapes (2,3) (condition), (4) and () cannot be broadcast together ...".
+Shape where_shape(const Shape& cond, const Shape& a, const Shape& b);
+
 /// Throws "[op] shape (...) has more than 2^60 elements" (so a byte count always fits int64).
 /// Dimensions must already be non-negative.
 void check_element_count(std::string_view op, const Shape& shape);

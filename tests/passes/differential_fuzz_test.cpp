@@ -5,7 +5,7 @@
 //
 // CI runs a fixed set of seeds. A longer campaign (graph k uses seed LAZULI_FUZZ_SEED + k):
 //
-//   LAZULI_FUZZ_GRAPHS=100000 LAZULI_FUZZ_SEED=1000 build/opt/tests/passes/passes_fuzz_tests
+//   LAZULI_FUZZ_GRAPHS=100000 LAZULI_FUZZ_SEED=1000 build/release/tests/passes/passes_fuzz_tests
 //
 // (LAZULI_FUZZ_CUDA_GRAPHS sets the number of graphs run on the CUDA device, 100 by default.)
 //
