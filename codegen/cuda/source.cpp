@@ -363,7 +363,10 @@ class SourceEmitter {
       if (input->shape[axis] != 0) inputs.push_back(input.get());
     }
     const std::string result = "v" + std::to_string(next_variable_++);
-    writer_.line(std::string(value_type(node->dtype)) + " " + result + ";");
+    // With every input empty along the axis the result has no elements and the value is never
+    // used, but it is still read: it starts as 0 rather than undefined.
+    writer_.line(std::string(value_type(node->dtype)) + " " + result +
+                 (inputs.empty() ? " = 0;" : ";"));
     int64_t offset = 0;
     for (size_t k = 0; k < inputs.size(); ++k) {
       const Node* input = inputs[k];

@@ -583,6 +583,8 @@ TEST(CudaEmulationTest, ViewsAndBroadcastingMatchTheInterpreter) {
   }
   batch.add({lz::broadcast_to(lz::arange(0, 5), {4, 5}) * lz::expand_dims(lz::arange(0, 4), 1)},
             "broadcast of aranges");
+  batch.add({lz::sum(lz::concatenate({lz::zeros({3, 0}), lz::ones({3, 0})}, 1), {1}) + 1},
+            "sum over a concatenate of empty inputs");
   batch.run_and_compare();
 }
 
