@@ -23,17 +23,6 @@ DType compute_dtype(Op op, DType promoted) {
   return promoted;
 }
 
-/// add, sub, mul and pow have no bool form. Checked before a number operand is recorded as a
-/// constant, so that the rejected op records nothing (recording the op would check it too late).
-void check_defined_for(Op op, DType dtype, const Shape& a, const Shape& b) {
-  const bool arithmetic = op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Pow;
-  if (arithmetic && dtype == bool_) {
-    throw Error("[" + std::string(ir::op_name(op)) + "] is not defined for bool operands (shapes " +
-                shape_string(a) + " and " + shape_string(b) +
-                "); convert with astype(int32) or astype(float32) first");
-  }
-}
-
 Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) {
   const std::string_view name = ir::op_name(op);
   const ir::NodePtr& a_node = node_of(a, name);
@@ -59,7 +48,7 @@ Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc
   const ir::NodePtr& a_node = node_of(a, name);
   const DType dtype =
       compute_dtype(op, frontend::promote_with_scalar(a_node->dtype, b.scalar().category));
-  check_defined_for(op, dtype, a_node->shape, {});
+  ir::check_binary_dtype(op, dtype);  // before the number is recorded: a rejected op records none
   return binary(op, a, frontend::scalar(name, b.scalar(), dtype, loc), loc);
 }
 
@@ -67,7 +56,7 @@ Tensor binary(Op op, const ScalarOperand& a, const Tensor& b, std::source_locati
   const std::string_view name = ir::op_name(op);
   const ir::NodePtr& b_node = node_of(b, name);
   const DType dtype = compute_dtype(op, frontend::promote_with_scalar(b_node->dtype, a.category));
-  check_defined_for(op, dtype, {}, b_node->shape);
+  ir::check_binary_dtype(op, dtype);
   return binary(op, frontend::scalar(name, a, dtype, loc), b, loc);
 }
 

@@ -87,16 +87,10 @@ ir::NodePtr cast_node(const ir::NodePtr& node, DType dtype, std::source_location
 
 namespace {
 
-int64_t integer_limit(DType dtype, bool upper) {
-  if (dtype == int32) return upper ? INT32_MAX : INT32_MIN;
-  if (dtype == bool_) return upper ? 1 : 0;
-  return upper ? INT64_MAX : INT64_MIN;
-}
-
 [[noreturn]] void fail_does_not_fit(std::string_view op, const std::string& shown, DType dtype) {
   throw Error("[" + std::string(op) + "] scalar " + shown + " does not fit " + dtype_name(dtype) +
-              ", whose values are " + std::to_string(integer_limit(dtype, false)) + ".." +
-              std::to_string(integer_limit(dtype, true)));
+              ", whose values are " + std::to_string(ir::integer_range(dtype).lowest) + ".." +
+              std::to_string(ir::integer_range(dtype).highest));
 }
 
 }  // namespace
@@ -106,8 +100,8 @@ ir::ScalarParam scalar_param(std::string_view op, double value, DType dtype) {
   const double truncated = std::trunc(value);
   // 2^63 is the first double above INT64_MAX; comparing against it avoids an undefined cast.
   const bool fits = std::isfinite(truncated) && truncated >= -0x1p63 && truncated < 0x1p63 &&
-                    truncated >= static_cast<double>(integer_limit(dtype, false)) &&
-                    truncated <= static_cast<double>(integer_limit(dtype, true));
+                    truncated >= static_cast<double>(ir::integer_range(dtype).lowest) &&
+                    truncated <= static_cast<double>(ir::integer_range(dtype).highest);
   if (!fits) {
     char shown[32];
     std::snprintf(shown, sizeof(shown), "%.17g", value);
@@ -126,8 +120,8 @@ ir::ScalarParam scalar_operand_param(std::string_view op, const ScalarOperand& v
   if (value.category == ScalarOperand::Category::Floating) {
     return scalar_param(op, value.floating, dtype);
   }
-  const bool fits =
-      value.integer >= integer_limit(dtype, false) && value.integer <= integer_limit(dtype, true);
+  const auto [lowest, highest] = ir::integer_range(dtype);
+  const bool fits = value.integer >= lowest && value.integer <= highest;
   if (!fits) fail_does_not_fit(op, std::to_string(value.integer), dtype);
   return ir::ScalarParam::of_integer(value.integer);
 }

@@ -53,8 +53,7 @@ void check_not_bool(std::string_view op, DType dtype) {
 /// when the op is called; IR text can still hold any int64.)
 void check_fits(std::string_view op, const ScalarParam& value, DType dtype) {
   if (is_floating(dtype)) return;
-  const int64_t lowest = dtype == bool_ ? 0 : dtype == int32 ? INT32_MIN : INT64_MIN;
-  const int64_t highest = dtype == bool_ ? 1 : dtype == int32 ? INT32_MAX : INT64_MAX;
+  const auto [lowest, highest] = integer_range(dtype);
   if (value.integer < lowest || value.integer > highest) {
     fail(op, "value " + std::to_string(value.integer) + " does not fit " + dtype_name(dtype) +
                  ", whose values are " + std::to_string(lowest) + ".." + std::to_string(highest));
@@ -113,19 +112,7 @@ TensorType infer_binary(const Node& node) {
   }
   Shape shape = broadcast_shapes(op, a.shape, b.shape);
   if (is_comparison(node.op)) return {bool_, std::move(shape)};
-  switch (node.op) {
-    case Op::Div:
-      if (!is_floating(a.dtype)) {
-        fail(op, std::string("needs floating operands, got ") + dtype_name(a.dtype) +
-                     kFloatingOnlyHint);
-      }
-      break;
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::Pow: check_not_bool(op, a.dtype); break;
-    default: break;
-  }
+  check_binary_dtype(node.op, a.dtype);
   return {a.dtype, std::move(shape)};
 }
 
@@ -357,6 +344,28 @@ TensorType infer_by_kind(const Node& node) {
 }
 
 }  // namespace
+
+void check_binary_dtype(Op op, DType dtype) {
+  switch (op) {
+    case Op::Div:
+      if (!is_floating(dtype)) {
+        fail(op_name(op),
+             std::string("needs floating operands, got ") + dtype_name(dtype) + kFloatingOnlyHint);
+      }
+      break;
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Pow: check_not_bool(op_name(op), dtype); break;
+    default: break;
+  }
+}
+
+IntegerRange integer_range(DType dtype) {
+  if (dtype == bool_) return {0, 1};
+  if (dtype == int32) return {INT32_MIN, INT32_MAX};
+  return {INT64_MIN, INT64_MAX};
+}
 
 void check_concatenable(const Shape& first, const Shape& other, int64_t axis) {
   bool compatible = other.size() == first.size();

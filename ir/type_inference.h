@@ -33,6 +33,17 @@ TensorType infer_type(const Node& node);
 /// numpy broadcasting of two shapes; throws "[op] shapes (3,4) and (5) cannot be broadcast ...".
 Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b);
 
+/// Throws "[add] is not defined for bool operands ..." (and likewise) unless binary `op` is
+/// defined for operands of `dtype`: div needs floating ones; add, sub, mul and pow no bools.
+void check_binary_dtype(Op op, DType dtype);
+
+/// The values of an integer or bool dtype, lowest..highest.
+struct IntegerRange {
+  int64_t lowest;
+  int64_t highest;
+};
+IntegerRange integer_range(DType dtype);
+
 /// Throws "[concatenate] shapes (2,3) and (2,4) must match except on axis 0" unless `other`
 /// can be joined to `first` on non-negative `axis`.
 void check_concatenable(const Shape& first, const Shape& other, int64_t axis);
