@@ -2,6 +2,8 @@
 
 #include "lazuli/stats.h"
 
+#include <initializer_list>
+
 namespace lz {
 namespace runtime {
 
