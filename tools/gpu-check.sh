@@ -15,7 +15,9 @@
 # The GPU tests are the test executables named *cuda*; each skips, saying why, without a GPU,
 # so the script also runs (and shows the skips) on a machine without one. LAZULI_GPU_CHECK_BARE=1
 # builds as on a bare GPU machine (no LLVM, OpenBLAS, system Boost or GoogleTest) anywhere;
-# LAZULI_GPU_CHECK_SIZES=64K runs the benchmarks at that size only (a quick pass). With
+# LAZULI_GPU_CHECK_SIZES=64K runs the benchmarks at that size only (a quick pass);
+# LAZULI_GPU_CHECK_TIMEOUT (seconds, default 240) ends a test executable or the benchmark that
+# runs longer, as a FAILED row, so a hang on the GPU cannot use up the machine's time. With
 # LD_LIBRARY_PATH at the CUDA emulation's folder (tests/cuda_emulation/README.md) the whole
 # check runs here as it will on a GPU, slowly: a rehearsal.
 set -euo pipefail
@@ -23,6 +25,7 @@ cd "$(dirname "$0")/.."
 readonly pack=build/gpu-pack
 readonly build=build/gpu
 readonly bare=${LAZULI_GPU_CHECK_BARE:-0}
+readonly time_limit=${LAZULI_GPU_CHECK_TIMEOUT:-240}
 
 has() {  # has <what>: whether this machine provides it (never, when pretending to be bare)
   [[ $bare != 1 ]] || return 1
@@ -115,13 +118,16 @@ run_test() {
     echo "$test was not built under $build/tests" >"$log"
     status=FAILED failed=1
   else
-    "$binary" "$@" >"$log" 2>&1 || { status=FAILED; failed=1; }
+    timeout "$time_limit" "$binary" "$@" >"$log" 2>&1 || {
+      [[ $? == 124 ]] && echo "gpu-check: ended after ${time_limit}s (LAZULI_GPU_CHECK_TIMEOUT)" >>"$log"
+      status=FAILED failed=1
+    }
   fi
   rows+=("$(printf '| %-32s | %6s | %7s | %6s | %5ss | %s' "$test" "$(count PASSED "$log")" \
     "$(count SKIPPED "$log")" "$(count FAILED "$log")" "$(($(date +%s) - test_start))" "$status")")
   # A failure's first lines; `|| true` because under pipefail a log without a match, or head
   # closing the pipe early, would otherwise end the whole check before its table.
-  if [[ $status != ok ]]; then { grep -E "Failure|FAILED|error|not built" "$log" || true; } | head -20 || true; fi
+  if [[ $status != ok ]]; then { grep -E "Failure|FAILED|error|not built|ended after" "$log" || true; } | head -20 || true; fi
 }
 for test in "${gpu_tests[@]}"; do run_test "$test"; done
 # 50 random graphs on the GPU (each compiled by NVRTC) keep the whole check inside 8 minutes.
@@ -131,7 +137,7 @@ LAZULI_FUZZ_CUDA_GRAPHS=${LAZULI_FUZZ_CUDA_GRAPHS:-50} run_test passes_fuzz_test
 bench_log="$build/lazuli-bench-cuda.log"
 bench_suites=$("$build/benchmarks/lazuli_bench/lazuli-bench" --list 2>&1 || true)
 if grep -q '^cuda' <<<"$bench_suites"; then
-  "$build/benchmarks/lazuli_bench/lazuli-bench" --suite cuda \
+  timeout "$time_limit" "$build/benchmarks/lazuli_bench/lazuli-bench" --suite cuda \
     ${LAZULI_GPU_CHECK_SIZES:+--sizes "$LAZULI_GPU_CHECK_SIZES"} >"$bench_log" 2>&1 || failed=1
 else
   echo "lazuli-bench has no cuda suite yet" >"$bench_log"
