@@ -12,25 +12,30 @@ using ir::Op;
               dtype_name(dtype) + " form (the IR's type rules should have rejected it)");
 }
 
-/// f(x) computed in double and rounded once to `dtype`, as the interpreter does.
-std::string in_double(DType dtype, const std::string& function_of_x) {
-  return dtype == float32 ? "(float)(" + function_of_x + ")" : "(" + function_of_x + ")";
+/// A libdevice function of x in the precision of `dtype`: expf for float32, exp for float64.
+/// float32 stays in float32, as the CPU backend's single-precision polynomials do: a round trip
+/// through double costs the GPU's slower float64 units for a result that agrees within 2 ulp
+/// (CUDA's documented bound for these functions without --use_fast_math).
+std::string math_call(DType dtype, const std::string& function, const std::string& x) {
+  return function + (dtype == float32 ? "f(" : "(") + x + ")";
 }
 
 std::string unary_floating(Op op, DType dtype, const std::string& x) {
-  const std::string wide = "(double)(" + x + ")";
+  const char* one = dtype == float32 ? "1.0f" : "1.0";
   switch (op) {
     case Op::Neg: return "(-(" + x + "))";
-    case Op::Abs: return (dtype == float32 ? "fabsf(" : "fabs(") + x + ")";
+    case Op::Abs: return math_call(dtype, "fabs", x);
     case Op::Square: return "((" + x + ") * (" + x + "))";
-    case Op::Sqrt: return (dtype == float32 ? "sqrtf(" : "sqrt(") + x + ")";
-    case Op::Rsqrt: return in_double(dtype, "1.0 / sqrt(" + wide + ")");
-    case Op::Exp: return in_double(dtype, "exp(" + wide + ")");
-    case Op::Log: return in_double(dtype, "log(" + wide + ")");
-    case Op::Sin: return in_double(dtype, "sin(" + wide + ")");
-    case Op::Cos: return in_double(dtype, "cos(" + wide + ")");
-    case Op::Tanh: return in_double(dtype, "tanh(" + wide + ")");
-    case Op::Sigmoid: return in_double(dtype, "1.0 / (1.0 + exp(-" + wide + "))");
+    case Op::Sqrt: return math_call(dtype, "sqrt", x);
+    case Op::Rsqrt: return "(" + std::string(one) + " / " + math_call(dtype, "sqrt", x) + ")";
+    case Op::Exp: return math_call(dtype, "exp", x);
+    case Op::Log: return math_call(dtype, "log", x);
+    case Op::Sin: return math_call(dtype, "sin", x);
+    case Op::Cos: return math_call(dtype, "cos", x);
+    case Op::Tanh: return math_call(dtype, "tanh", x);
+    case Op::Sigmoid:
+      return "(" + std::string(one) + " / (" + one + " + " + math_call(dtype, "exp", "-(" + x + ")") +
+             "))";
     case Op::Relu: {
       // NaN stays NaN.
       const char* zero = dtype == float32 ? "0.0f" : "0.0";
@@ -109,7 +114,7 @@ std::string binary_expression(Op op, DType dtype, const std::string& x, const st
       case Op::Sub: return "((" + x + ") - (" + y + "))";
       case Op::Mul: return "((" + x + ") * (" + y + "))";
       case Op::Div: return "((" + x + ") / (" + y + "))";
-      case Op::Pow: return in_double(dtype, "pow((double)(" + x + "), (double)(" + y + "))");
+      case Op::Pow: return math_call(dtype, "pow", x + ", " + y);
       case Op::Maximum: return "lz_maximum(" + x + ", " + y + ")";
       case Op::Minimum: return "lz_minimum(" + x + ", " + y + ")";
       default: fail(op, dtype);

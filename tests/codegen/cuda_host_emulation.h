@@ -3,11 +3,10 @@
 // (tests/codegen/cuda_emulation_test.cpp). The generated code uses exactly: the qualifiers
 // __global__, __device__, __forceinline__, __launch_bounds__, __shared__ (and __restrict__, which
 // GCC and Clang know); threadIdx, blockIdx, blockDim and gridDim (x only); __syncthreads;
-// __shfl_down_sync over full warps; the bit casts
-// __longlong_as_double, __double_as_longlong, __int_as_float, __uint_as_float; and C math
-// functions (exp, log, sin, cos, tanh, pow, sqrt, sqrtf, fabs, fabsf, floor, nextafter,
-// nextafterf). No atomics, no dynamic shared memory, no vector types (lz_pack4 of the preamble
-// is a plain aligned struct).
+// __shfl_down_sync over full warps; the bit casts __longlong_as_double, __double_as_longlong,
+// __int_as_float, __uint_as_float; and C math functions in float and double forms (expf and
+// exp, logf, sinf, cosf, tanhf, powf, sqrtf, fabsf, floor, nextafter, nextafterf). No atomics,
+// no dynamic shared memory, no vector types (lz_pack4 of the preamble is a plain aligned struct).
 //
 // How a launch runs: the threads of a block run concurrently as kBlockThreads host threads, so a
 // thread that waits at a barrier really waits for the others, and an entry that reads shared
@@ -16,8 +15,8 @@
 // faithful __shared__ array: one block owns it at a time.
 //
 // What it does not emulate: the accuracy of CUDA's libdevice (the host's libm computes exp, log,
-// sin, ...; the generated code calls the float64 forms, which libdevice rounds within 1-2 ulp, as
-// glibc does, but not always to the same value); memory ordering beyond the barriers (host
+// sin, ...; libdevice rounds them within 1-2 ulp (2 to 4 for some float forms), as glibc
+// does, but not always to the same value); memory ordering beyond the barriers (host
 // threads see each other's writes after a barrier, as a block does after __syncthreads; no
 // weaker global-memory model is emulated, and blocks never run concurrently, so a race between
 // blocks cannot show); warp-synchronous execution without a shuffle or barrier (lanes of a warp
