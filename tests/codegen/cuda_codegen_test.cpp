@@ -280,6 +280,39 @@ TEST(CudaCodegenTest, ViewsNaNsTailsAndGeneratedLeavesCompile) {
   EXPECT_TRUE(batch.unsupported().empty()) << batch.unsupported().front();
 }
 
+/// The PTX of the one kernel computing `output`, compiled alone.
+std::string ptx_of(const lz::Tensor& output) {
+  const std::vector<lz::passes::Kernel> kernels = kernels_of({output});
+  EXPECT_EQ(kernels.size(), 1u);
+  const CudaKernelSource source = lz::codegen::cuda::generate_cuda_source(kernels.back(), "lz_k");
+  return lz::codegen::cuda::compile_cuda(source.translation_unit(), kArch, /*want_ptx=*/true).ptx;
+}
+
+int occurrences(const std::string& text, const std::string& what) {
+  int count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+// On the H200, float32 exp through float64 and a row reduction with one load in flight per
+// thread held softmax at 27% of the copy bandwidth (issue 21's first run); the PTX shows both.
+TEST(CudaCodegenTest, Float32FunctionsStayInFloat32) {
+  SKIP_WITHOUT_NVRTC();
+  const lz::Tensor x = data({1000}, lz::float32);
+  // Not sin and cos: libdevice's sinf reduces huge arguments (rarely taken) in float64.
+  const lz::Tensor y =
+      lz::exp(x) + lz::log(x) + lz::tanh(x) + lz::sigmoid(x) + lz::rsqrt(x) + lz::pow(x, x);
+  const std::string ptx = ptx_of(y);
+  EXPECT_EQ(occurrences(ptx, ".f64"), 0) << ptx;
+}
+
+TEST(CudaCodegenTest, ABlockPerRowKeepsSeveralLoadsInFlight) {
+  SKIP_WITHOUT_NVRTC();
+  const std::string ptx = ptx_of(lz::max(data({4, 8192}, lz::float32), {1}));
+  // Unrolled by 8, with a remainder loop: one load per iteration would be 1 or 2.
+  EXPECT_GE(occurrences(ptx, "ld.global"), 8) << ptx;
+}
+
 TEST(CudaCodegenTest, MatmulIsLeftToCublas) {
   const lz::Tensor product = lz::matmul(data({3, 4}, lz::float32), data({4, 2}, lz::float32));
   const std::vector<lz::passes::Kernel> kernels = kernels_of({product});
