@@ -1,7 +1,8 @@
 // The CUDA code generator up to the cubin, without a GPU: every op and dtype the CPU JIT tests
 // (cpu_jit_test.cpp) and the fuzzer's random graphs become kernels whose source NVRTC compiles
 // for sm_90 with every entry point in the cubin; NVRTC's failures carry its log and the source;
-// the source depends only on what kernel_key holds. Running the code needs a GPU (issue 6).
+// the source depends only on what kernel_key holds. Running the code needs a GPU
+// (tools/gpu-check.sh).
 //
 // NVRTC takes about 100 ms per compilation whatever its size, so each test compiles its kernels
 // together: one translation unit of many kernels with distinct names.
