@@ -262,8 +262,7 @@ fs::path DiskCache::default_directory() {
 }
 
 bool DiskCache::enabled_by_environment() {
-  const char* setting = std::getenv("LZ_CACHE");
-  return setting == nullptr || std::string_view(setting) != "0";
+  return runtime::boolean_from_environment("LZ_CACHE").value_or(true);
 }
 
 int64_t DiskCache::default_max_bytes() {

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
-#include <iostream>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <string_view>
 
 #include "codegen/disk_cache.h"
+#include "lazuli/error.h"
 #include "runtime/buffer.h"
 #include "runtime/environment.h"
 
@@ -21,9 +22,19 @@ LogLevel parse_log_level(const char* text) {
   if (value == "info" || value == "1") return LogLevel::Info;
   if (value == "debug") return LogLevel::Debug;
   if (!value.empty() && value != "off" && value != "0") {
-    std::cerr << "[lazuli] ignoring LZ_LOG=" << value << "; expected info, debug or off\n";
+    runtime::report_ignored_setting("LZ_LOG", value, "info, debug or off");
   }
   return LogLevel::Off;
+}
+
+/// Why `pattern` is no regular expression, or nothing when it is one.
+std::optional<std::string> regex_error_of(const std::string& pattern) {
+  try {
+    const std::regex validated(pattern);
+    return std::nullopt;
+  } catch (const std::regex_error& error) {
+    return std::string(error.what());
+  }
 }
 
 struct SettingsStore {
@@ -33,14 +44,20 @@ struct SettingsStore {
   SettingsStore() {
     settings.log_level = parse_log_level(std::getenv("LZ_LOG"));
     if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
-    if (const char* fusion = std::getenv("LZ_FUSION"))
-      settings.fusion = std::string_view(fusion) != "0";
-    if (const char* jit = std::getenv("LZ_JIT")) settings.jit = std::string_view(jit) != "0";
+    settings.fusion = runtime::boolean_from_environment("LZ_FUSION").value_or(settings.fusion);
+    settings.jit = runtime::boolean_from_environment("LZ_JIT").value_or(settings.jit);
     if (codegen::DiskCache::enabled_by_environment()) {
       settings.cache_directory = codegen::DiskCache::default_directory().string();
     }
     if (const char* off = std::getenv("LZ_PASSES_OFF")) settings.disabled_passes = off;
-    if (const char* dumped = std::getenv("LZ_DUMP_PASSES")) settings.dump_passes = dumped;
+    if (const char* dumped = std::getenv("LZ_DUMP_PASSES")) {
+      if (const std::optional<std::string> why = regex_error_of(dumped)) {
+        runtime::report_ignored_setting("LZ_DUMP_PASSES", dumped,
+                                        "a regular expression (" + *why + ")");
+      } else {
+        settings.dump_passes = dumped;
+      }
+    }
   }
 };
 
@@ -55,7 +72,7 @@ Engine engine_from_environment() {
   const std::string_view value(text);
   if (value == "sync") return Engine::Sync;
   if (value != "async" && !value.empty()) {
-    std::cerr << "[lazuli] ignoring LZ_ENGINE=" << value << "; expected sync or async\n";
+    runtime::report_ignored_setting("LZ_ENGINE", value, "sync or async");
   }
   return Engine::Async;
 }
@@ -112,8 +129,11 @@ void set_cache_directory(const std::string& directory) {
 }
 
 void set_dump_passes(const std::string& pattern) {
-  const std::regex validated(pattern);  // an invalid pattern throws here, not at an evaluation
-  (void)validated;
+  // An invalid pattern fails here, not at an evaluation.
+  if (const std::optional<std::string> why = frontend::regex_error_of(pattern)) {
+    throw Error("[set_dump_passes] '" + pattern + "' is not a regular expression: " + *why +
+                "; expected pass names such as \"fuse|schedule\", or \".*\" for every pass");
+  }
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.dump_passes = pattern;
 }

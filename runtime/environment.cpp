@@ -1,5 +1,7 @@
 #include "runtime/environment.h"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -33,15 +35,36 @@ std::optional<int64_t> integer_from_environment(const char* name, int64_t minimu
       parsed <= maximum) {
     return parsed;
   }
-  if (first_report(name, value)) {
-    std::string report = "[lazuli] ignoring " + std::string(name) + "=" + std::string(value) +
-                         "; expected a whole number >= " + std::to_string(minimum);
-    if (maximum != std::numeric_limits<int64_t>::max()) {
-      report += " and <= " + std::to_string(maximum);
-    }
-    std::fprintf(stderr, "%s\n", report.c_str());  // one write: no interleaving with threads
+  std::string expected = "a whole number >= " + std::to_string(minimum);
+  if (maximum != std::numeric_limits<int64_t>::max()) {
+    expected += " and <= " + std::to_string(maximum);
   }
+  report_ignored_setting(name, value, expected);
   return std::nullopt;
+}
+
+std::optional<bool> boolean_from_environment(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  const std::string_view value(text);
+  std::string lower(value);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const char* word : {"1", "on", "true", "yes"}) {
+    if (lower == word) return true;
+  }
+  for (const char* word : {"0", "off", "false", "no"}) {
+    if (lower == word) return false;
+  }
+  report_ignored_setting(name, value, "1, on, true or yes, or 0, off, false or no");
+  return std::nullopt;
+}
+
+void report_ignored_setting(const char* name, std::string_view value, std::string_view expected) {
+  if (!first_report(name, value)) return;
+  const std::string report = "[lazuli] ignoring " + std::string(name) + "=" + std::string(value) +
+                             "; expected " + std::string(expected) + "\n";
+  std::fputs(report.c_str(), stderr);  // one write: no interleaving with threads
 }
 
 }  // namespace lz::runtime

@@ -1,9 +1,10 @@
-// Numbers lazuli reads from environment variables (LZ_NUM_THREADS, LZ_MEMORY_LIMIT, ...).
+// Numbers and switches lazuli reads from environment variables (LZ_NUM_THREADS, LZ_FUSION, ...).
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <string_view>
 
 namespace lz::runtime {
 
@@ -13,5 +14,14 @@ namespace lz::runtime {
 /// dropped; once per variable and value, however often it is read).
 std::optional<int64_t> integer_from_environment(
     const char* name, int64_t minimum, int64_t maximum = std::numeric_limits<int64_t>::max());
+
+/// The switch in environment variable `name`: true for 1, on, true or yes, false for 0, off,
+/// false or no (in any case); nothing when it is unset, or set to anything else (reported on
+/// stderr as integer_from_environment reports a bad number).
+std::optional<bool> boolean_from_environment(const char* name);
+
+/// Reports on stderr, once per variable and value however often it is read, that environment
+/// variable `name` is ignored for holding `value`, and what would be valid.
+void report_ignored_setting(const char* name, std::string_view value, std::string_view expected);
 
 }  // namespace lz::runtime

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
-#include <limits>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -30,12 +29,13 @@ void cpu_relax() {
 #endif
 }
 
+int hardware_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+
 int default_thread_count() {
-  if (const auto threads =
-          integer_from_environment("LZ_NUM_THREADS", 1, std::numeric_limits<int>::max())) {
+  if (const auto threads = integer_from_environment("LZ_NUM_THREADS", 1, max_thread_count())) {
     return static_cast<int>(*threads);
   }
-  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  return hardware_threads();
 }
 
 // 0 until the first thread_count(); set_thread_count() stores into it directly.
@@ -204,8 +204,15 @@ int thread_count() {
   return configured_thread_count.load(std::memory_order_relaxed);
 }
 
+int max_thread_count() {
+  constexpr int kThreadsPerCore = 8;
+  constexpr int kFewest = 64;
+  return std::max(kFewest, kThreadsPerCore * hardware_threads());
+}
+
 void set_thread_count(int count) {
-  configured_thread_count.store(count > 0 ? count : default_thread_count(),
+  configured_thread_count.store(count > 0 ? std::min(count, max_thread_count())
+                                          : default_thread_count(),
                                 std::memory_order_relaxed);
 }
 

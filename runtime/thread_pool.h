@@ -15,11 +15,17 @@
 namespace lz::runtime {
 
 /// Threads a parallel_for uses, the calling thread included: LZ_NUM_THREADS (read at the first
-/// call; a value that is not a positive integer is ignored), else the hardware's concurrency.
+/// call; a value that is not an integer in [1, max_thread_count()] is reported and ignored),
+/// else the hardware's concurrency.
 int thread_count();
 
-/// Overrides thread_count() for later calls (tests, benchmarks); `count <= 0` restores the
-/// default, reading LZ_NUM_THREADS again. Safe while no parallel_for runs.
+/// The most threads lazuli will run a kernel on: 8 per core, and at least 64. Beyond that,
+/// threads only cost memory and switching (LZ_NUM_THREADS=100000 once took 2.3 GB and failed).
+int max_thread_count();
+
+/// Overrides thread_count() for later calls (tests, benchmarks), capped at max_thread_count();
+/// `count <= 0` restores the default, reading LZ_NUM_THREADS again. Safe while no parallel_for
+/// runs.
 void set_thread_count(int count);
 
 namespace detail {

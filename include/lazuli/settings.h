@@ -17,9 +17,12 @@ void set_log_level(LogLevel level);
 void set_dump_directory(const std::string& directory);
 
 /// LZ_DUMP_PASSES=regex: which passes LZ_DUMP writes the IR after ("fuse|schedule"; "input" is
-/// the graph before the first pass). Default ".*", all of them. Throws std::regex_error for an
-/// invalid pattern.
+/// the graph before the first pass). Default ".*", all of them. Throws lz::Error for an invalid
+/// pattern; an invalid LZ_DUMP_PASSES is reported on stderr and ignored.
 void set_dump_passes(const std::string& pattern);
+
+/// Switches (LZ_FUSION, LZ_JIT, LZ_CACHE) take 1, on, true or yes, and 0, off, false or no, in
+/// any case; anything else is reported on stderr and leaves the default.
 
 /// LZ_FUSION=0 turns fusion off: one kernel per op, for fused-versus-unfused comparisons.
 void set_fusion(bool enabled);

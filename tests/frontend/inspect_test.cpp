@@ -62,6 +62,19 @@ TEST(InspectTest, DumpDirectoryGetsIrAndDotPerEvaluation) {
   std::filesystem::remove_all(directory);
 }
 
+TEST(InspectTest, AnInvalidDumpPatternIsAnLzErrorSayingWhatIsValid) {
+  try {
+    lz::set_dump_passes("((");
+    FAIL() << "an invalid pattern was taken";
+  } catch (const lz::Error& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("[set_dump_passes] '((' is not a regular expression: ", 0), 0u)
+        << message;
+    EXPECT_NE(message.find("expected pass names such as \"fuse|schedule\""), std::string::npos)
+        << message;
+  }
+}
+
 TEST(InspectTest, DumpPassesSelectsWhichPassesAreWritten) {
   const std::filesystem::path directory =
       std::filesystem::temp_directory_path() / ("lazuli_dump_passes_" + std::to_string(getpid()));

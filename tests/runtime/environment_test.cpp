@@ -1,5 +1,6 @@
-// Numbers read from environment variables (runtime/environment.h): whole numbers in range are
-// taken; anything else is ignored with a message naming the variable and the valid range.
+// Numbers and switches read from environment variables (runtime/environment.h): whole numbers in
+// range, and the words of a switch, are taken; anything else is ignored with a message naming the
+// variable and what would be valid.
 #include <gtest/gtest.h>
 
 #include <limits>
@@ -60,6 +61,40 @@ TEST(EnvironmentTest, ABadValueIsReportedOnceHoweverOftenItIsRead) {
   EXPECT_NE(read_as("twice", 0, 10).second, "");
   EXPECT_EQ(read_as("twice", 0, 10), std::pair(std::optional<int64_t>(), std::string()));
   EXPECT_NE(read_as("thrice", 0, 10).second, "") << "another bad value is reported again";
+}
+
+// Its own variable: a bad value is reported once per variable and value, and the number tests
+// above already report some of the same values.
+constexpr const char* kSwitchName = "LZ_ENVIRONMENT_TEST_SWITCH";
+
+/// What boolean_from_environment(kSwitchName) returns with it set to `text`, and what it wrote.
+std::pair<std::optional<bool>, std::string> switch_as(const char* text) {
+  setenv(kSwitchName, text, 1);
+  testing::internal::CaptureStderr();
+  const std::optional<bool> value = lz::runtime::boolean_from_environment(kSwitchName);
+  std::string message = testing::internal::GetCapturedStderr();
+  unsetenv(kSwitchName);
+  return {value, std::move(message)};
+}
+
+TEST(EnvironmentTest, SwitchesTakeTheUsualWordsInAnyCase) {
+  for (const char* text : {"1", "on", "true", "yes", "ON", "True", "YES"}) {
+    EXPECT_EQ(switch_as(text), std::pair(std::optional<bool>(true), std::string())) << text;
+  }
+  for (const char* text : {"0", "off", "false", "no", "OFF", "False", "No"}) {
+    EXPECT_EQ(switch_as(text), std::pair(std::optional<bool>(false), std::string())) << text;
+  }
+  unsetenv(kSwitchName);
+  EXPECT_EQ(lz::runtime::boolean_from_environment(kSwitchName), std::nullopt);
+}
+
+TEST(EnvironmentTest, AnySwitchElseIsIgnoredSayingWhatIsValid) {
+  for (const char* text : {"", "2", "enable", "of", " on", "yes!"}) {
+    const auto [value, message] = switch_as(text);
+    EXPECT_EQ(value, std::nullopt) << "'" << text << "'";
+    EXPECT_EQ(message, std::string("[lazuli] ignoring ") + kSwitchName + "=" + text +
+                           "; expected 1, on, true or yes, or 0, off, false or no\n");
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <numeric>
 #include <set>
+#include <string>
 #include <stdexcept>
 #include <thread>
 #include <utility>
@@ -34,6 +35,27 @@ std::vector<int> visits(int64_t count, int64_t grain) {
   result.reserve(counts.size());
   for (const std::atomic<int>& c : counts) result.push_back(c.load());
   return result;
+}
+
+TEST_F(ThreadPoolTest, ThreadCountsAreCappedAtEightPerCore) {
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  EXPECT_EQ(max_thread_count(), std::max(64, 8 * cores));
+  set_thread_count(100000);
+  EXPECT_EQ(thread_count(), max_thread_count());
+  set_thread_count(3);
+  EXPECT_EQ(thread_count(), 3);
+}
+
+TEST_F(ThreadPoolTest, TooManyThreadsFromTheEnvironmentAreReportedAndIgnored) {
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  setenv("LZ_NUM_THREADS", "100000", 1);
+  testing::internal::CaptureStderr();
+  set_thread_count(0);  // reads LZ_NUM_THREADS again
+  const std::string message = testing::internal::GetCapturedStderr();
+  unsetenv("LZ_NUM_THREADS");
+  EXPECT_EQ(thread_count(), cores);
+  EXPECT_EQ(message, "[lazuli] ignoring LZ_NUM_THREADS=100000; expected a whole number >= 1 and "
+                     "<= " + std::to_string(max_thread_count()) + "\n");
 }
 
 TEST_F(ThreadPoolTest, EveryIndexIsVisitedExactlyOnce) {
