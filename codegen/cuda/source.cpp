@@ -32,6 +32,10 @@ constexpr int64_t kThreadPerPositionElements = 64;
 /// flight per thread (64 KiB per multiprocessor at full occupancy) cover DRAM's latency.
 constexpr int kBlockLoopUnroll = 8;
 
+/// Blocks a multiprocessor must hold at once of a kernel reducing with a block per position:
+/// 8 x 256 threads fill an sm_90 multiprocessor (2048 threads), at 32 registers a thread.
+constexpr int kBlocksPerMultiprocessor = 8;
+
 /// Elements per group of a flat kernel's vector loop (lz_pack4 in the preamble).
 constexpr int kPackElements = 4;
 
@@ -127,8 +131,16 @@ class SourceEmitter {
     parameters.push_back("lz_i64 count");
     for (int s = 0; s < layout_.scalar_count; ++s)
       parameters.push_back("lz_u64 s" + std::to_string(s));
+    // A block per kept position keeps its row's loads in flight only with many blocks resident:
+    // softmax's exp-sum-divide kernel took 48 registers, which left 5 blocks (62% occupancy,
+    // 55% of DRAM bandwidth on the H200); 8 blocks bound it to 32, which it fits unspilled.
+    const bool block_per_position = entry.kind == CudaEntry::Kind::Reduction &&
+                                    entry.threads_per_position == kCudaBlockSize;
     std::string signature = "extern \"C\" __global__ void __launch_bounds__(" +
-                            std::to_string(kCudaBlockSize) + ") " + entry.symbol + "(";
+                            std::to_string(kCudaBlockSize) +
+                            (block_per_position ? ", " + std::to_string(kBlocksPerMultiprocessor)
+                                                : "") +
+                            ") " + entry.symbol + "(";
     for (size_t i = 0; i < parameters.size(); ++i) {
       signature += (i == 0 ? "" : ", ") + parameters[i];
     }

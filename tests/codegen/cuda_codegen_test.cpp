@@ -314,6 +314,22 @@ TEST(CudaCodegenTest, ABlockPerRowKeepsSeveralLoadsInFlight) {
   EXPECT_GE(occurrences(ptx, "ld.global"), 8) << ptx;
 }
 
+TEST(CudaCodegenTest, ABlockPerRowAsksForFullOccupancy) {
+  SKIP_WITHOUT_NVRTC();
+  // Softmax's exp-sum-divide kernel: 48 registers a thread unbounded, 5 blocks resident.
+  const lz::Tensor x = data({4, 8192}, lz::float32);
+  const lz::Tensor e = lz::exp(x - lz::max(x, {1}, true));
+  const std::vector<lz::passes::Kernel> kernels = kernels_of({e / lz::sum(e, {1}, true)});
+  ASSERT_EQ(kernels.size(), 2u);
+  const CudaKernelSource source = lz::codegen::cuda::generate_cuda_source(kernels.back(), "lz_k");
+  const std::string ptx =
+      lz::codegen::cuda::compile_cuda(source.translation_unit(), kArch, /*want_ptx=*/true).ptx;
+  EXPECT_NE(ptx.find(".minnctapersm 8"), std::string::npos) << ptx;
+  // A thread per position (short rows) needs no such bound.
+  EXPECT_EQ(ptx_of(lz::max(data({4, 16}, lz::float32), {1})).find(".minnctapersm"),
+            std::string::npos);
+}
+
 TEST(CudaCodegenTest, MatmulIsLeftToCublas) {
   const lz::Tensor product = lz::matmul(data({3, 4}, lz::float32), data({4, 2}, lz::float32));
   const std::vector<lz::passes::Kernel> kernels = kernels_of({product});

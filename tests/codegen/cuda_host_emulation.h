@@ -181,7 +181,7 @@ class BlockEmulator {
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(max_threads)
+#define __launch_bounds__(...)  // (max_threads[, min_blocks_per_multiprocessor])
 // A function-local static: one block at a time owns it (blocks run one after another).
 #define __shared__ static
 
