@@ -31,6 +31,18 @@ namespace {
 uint64_t evaluation_count = 0;  // guarded by the graph lock
 EvaluationRecord last_record;   // guarded by the graph lock
 
+/// The wall time of the evaluation that finished last, written by the thread that ran it (which
+/// holds no graph lock) before its readers wake up.
+struct FinishedEvaluation {
+  std::mutex mutex;
+  uint64_t number = 0;
+  double milliseconds = 0;
+};
+FinishedEvaluation& last_finished() {
+  static auto* finished = new FinishedEvaluation();  // never destroyed: launches run at exit
+  return *finished;
+}
+
 /// Whether each node's result must outlive this evaluation: it does when someone outside the
 /// graph (a user's Tensor, a pending node not being evaluated now) still holds it. Every other
 /// result is an intermediate that lives only inside this evaluation.
@@ -154,6 +166,7 @@ struct Launch {
   std::vector<std::shared_ptr<runtime::Buffer>> promises;  // one per context.graph.outputs
   std::shared_ptr<runtime::Event> done = std::make_shared<runtime::Event>();
   EvaluationRecord record;
+  std::chrono::steady_clock::time_point started;  // at the blocking point
   Device device = Device::cpu();
   int stream = 0;     // of the device: the launching thread's StreamScope
   uint64_t flow = 0;  // the trace's arrow from the launch to the run
@@ -283,6 +296,14 @@ void run_launch(Launch& launch) noexcept {
     launch.abandon(std::current_exception());
     return;
   }
+  {
+    FinishedEvaluation& finished = last_finished();
+    std::lock_guard lock(finished.mutex);
+    finished.number = launch.record.number;
+    finished.milliseconds = std::chrono::duration<double, std::milli>(
+                                std::chrono::steady_clock::now() - launch.started)
+                                .count();
+  }
   // The graph and the buffers only it holds go before readers wake up.
   const std::shared_ptr<runtime::Event> done = launch.done;
   launch.context = passes::PassContext(ir::Graph{});
@@ -327,7 +348,7 @@ void log_launch(const Settings& settings, const Launch& launch,
                  static_cast<unsigned long long>(record.number),
                  evaluation_reason_name(record.reason), record.location.c_str(),
                  launch.device.name().c_str(), static_cast<long long>(record.nodes),
-                 static_cast<long long>(record.kernels), record.milliseconds);
+                 static_cast<long long>(record.kernels), record.prepare_milliseconds);
   }
   if (settings.log_level == LogLevel::Debug) {
     for (const passes::PassTiming& timing : manager.timings()) {
@@ -394,9 +415,10 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   const passes::PassContext& context = launched->context;
   record.kernels =
       context.fusion ? static_cast<int64_t>(context.fusion->kernels.size()) : record.nodes;
-  record.milliseconds =
+  record.prepare_milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   launched->record = record;
+  launched->started = start;
   launched->device = device;
   launched->stream = current_stream();
   launched->options.device = device;
@@ -462,7 +484,13 @@ void forget_failure(const std::exception_ptr& error) { unreported_failures().for
 
 std::exception_ptr take_earliest_failure() { return unreported_failures().take_earliest(); }
 
-const EvaluationRecord& last_launch_record() { return last_record; }
+EvaluationRecord last_launch_record() {
+  EvaluationRecord record = last_record;
+  FinishedEvaluation& finished = last_finished();
+  std::lock_guard lock(finished.mutex);
+  if (finished.number == record.number) record.milliseconds = finished.milliseconds;
+  return record;
+}
 
 std::string location_string(std::source_location loc) {
   // operator<< cannot capture its caller's location; it passes a default-constructed one.

@@ -38,7 +38,7 @@ void forget_failure(const std::exception_ptr& error);
 std::exception_ptr take_earliest_failure();
 
 /// The record of the latest launch (under the graph lock).
-const EvaluationRecord& last_launch_record();
+EvaluationRecord last_launch_record();
 
 /// "file:line" of a user's call.
 std::string location_string(std::source_location loc);

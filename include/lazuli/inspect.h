@@ -36,7 +36,11 @@ struct EvaluationRecord {
   std::string location;       // "file:line" of the user's call that blocked
   int64_t nodes = 0;          // recorded nodes computed
   int64_t kernels = 0;        // kernels launched for them
-  double milliseconds = 0;    // wall time of the evaluation
+  // Preparation: from the blocking point through the passes until the work was queued.
+  double prepare_milliseconds = 0;
+  // Wall time of the evaluation: from the blocking point until its results were computed (on a
+  // CUDA device: until its kernels were queued); 0 while it has not finished.
+  double milliseconds = 0;
 };
 /// The most recent evaluation; number == 0 if there was none.
 EvaluationRecord last_evaluation();

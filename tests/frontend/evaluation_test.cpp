@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <lazuli/lazuli.h>
+#include <chrono>
 
 #include "ir/node.h"
 #include "ir/pending_list.h"
@@ -36,6 +37,21 @@ TEST_F(EvaluationTest, ItemComputesAndRecordsWhy) {
   EXPECT_EQ(record.reason, lz::EvaluationReason::Item);
   EXPECT_NE(record.location.find("evaluation_test.cpp:"), std::string::npos) << record.location;
   EXPECT_TRUE(y.is_ready());
+}
+
+TEST_F(EvaluationTest, TheRecordTimesTheWholeEvaluation) {
+  // Long enough to dwarf the passes: 16M random numbers drawn, a sine of each, summed.
+  const lz::Tensor y = lz::sum(lz::sin(lz::random_uniform({1 << 24}, 3, -1, 1)));
+  const auto start = std::chrono::steady_clock::now();
+  y.wait_to_read();
+  const double outside =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const lz::EvaluationRecord record = lz::last_evaluation();
+  EXPECT_GT(record.prepare_milliseconds, 0);
+  EXPECT_GT(record.milliseconds, record.prepare_milliseconds);
+  // It ran within the caller's wait, and was most of it.
+  EXPECT_LE(record.milliseconds, outside);
+  EXPECT_GE(record.milliseconds, 0.5 * outside) << "outside " << outside << " ms";
 }
 
 TEST_F(EvaluationTest, EachBlockingPointNamesItself) {
