@@ -213,4 +213,11 @@ Tensor squeeze(const Tensor& x, std::vector<int> axes, std::source_location loc)
   return reshape_to(x, std::move(shape), loc);
 }
 
+Tensor Tensor::reshape(Shape shape, std::source_location loc) const {
+  return lz::reshape(*this, std::move(shape), loc);
+}
+Tensor Tensor::transpose(std::vector<int> perm, std::source_location loc) const {
+  return lz::transpose(*this, std::move(perm), loc);
+}
+
 }  // namespace lz

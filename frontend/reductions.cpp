@@ -1,5 +1,6 @@
 // Reductions: axes are normalized here, so the IR only sees ascending non-negative axes.
 #include <algorithm>
+#include <utility>
 
 #include "frontend/recording.h"
 #include "ir/type_inference.h"
@@ -44,16 +45,16 @@ Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepdims,
 
 }  // namespace
 
-Tensor sum(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_location loc) {
+Tensor sum(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) {
   const ir::NodePtr& node = node_of(x, "sum");
-  std::vector<int64_t> normalized = normalize_axes("sum", axes, node->shape);
+  std::vector<int64_t> normalized = normalize_axes("sum", axes.list(), node->shape);
   const DType dtype = is_floating(node->dtype) ? node->dtype : int64;
   return reduce(Op::Sum, cast(x, dtype, loc), std::move(normalized), keepdims, loc);
 }
 
-Tensor mean(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_location loc) {
+Tensor mean(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) {
   const ir::NodePtr& node = node_of(x, "mean");
-  std::vector<int64_t> normalized = normalize_axes("mean", axes, node->shape);
+  std::vector<int64_t> normalized = normalize_axes("mean", axes.list(), node->shape);
   int64_t count = 1;
   for (int64_t axis : normalized) count *= node->shape[axis];
   const DType dtype = is_floating(node->dtype) ? node->dtype : float32;
@@ -63,19 +64,32 @@ Tensor mean(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_l
   return record(make_node(Op::Div, {total.node(), divisor.node()}, loc));
 }
 
-Tensor max(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_location loc) {
+Tensor max(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) {
   const ir::NodePtr& node = node_of(x, "max");
-  return reduce(Op::Max, x, normalize_axes("max", axes, node->shape), keepdims, loc);
+  return reduce(Op::Max, x, normalize_axes("max", axes.list(), node->shape), keepdims, loc);
 }
 
-Tensor min(const Tensor& x, std::vector<int> axes, bool keepdims, std::source_location loc) {
+Tensor min(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) {
   const ir::NodePtr& node = node_of(x, "min");
-  return reduce(Op::Min, x, normalize_axes("min", axes, node->shape), keepdims, loc);
+  return reduce(Op::Min, x, normalize_axes("min", axes.list(), node->shape), keepdims, loc);
 }
 
 Tensor argmax(const Tensor& x, int axis, bool keepdims, std::source_location loc) {
   const ir::NodePtr& node = node_of(x, "argmax");
   return reduce(Op::Argmax, x, {ir::normalize_axis("argmax", axis, node->shape)}, keepdims, loc);
+}
+
+Tensor Tensor::sum(Axes axes, bool keepdims, std::source_location loc) const {
+  return lz::sum(*this, std::move(axes), keepdims, loc);
+}
+Tensor Tensor::mean(Axes axes, bool keepdims, std::source_location loc) const {
+  return lz::mean(*this, std::move(axes), keepdims, loc);
+}
+Tensor Tensor::max(Axes axes, bool keepdims, std::source_location loc) const {
+  return lz::max(*this, std::move(axes), keepdims, loc);
+}
+Tensor Tensor::min(Axes axes, bool keepdims, std::source_location loc) const {
+  return lz::min(*this, std::move(axes), keepdims, loc);
 }
 
 }  // namespace lz

@@ -5,10 +5,12 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <source_location>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "lazuli/device.h"
@@ -89,6 +91,37 @@ class Operand {
   ScalarOperand scalar_ = ScalarOperand(0);
 };
 
+/// The right-hand side of a compound assignment (`x += y`) with the place in the user's code
+/// that wrote it: the left side must stay a plain Tensor& to be assigned, so the line travels
+/// with the right. A parameter type only.
+struct TracedOperand {
+  TracedOperand(const Tensor& tensor,  // NOLINT(google-explicit-constructor)
+                std::source_location where = std::source_location::current())
+      : operand(tensor), where(where) {}
+  template <Number T>
+  TracedOperand(T value,  // NOLINT(google-explicit-constructor)
+                std::source_location where = std::source_location::current())
+      : operand(value), where(where) {}
+  Operand operand;
+  std::source_location where;
+};
+
+/// The axes a reduction runs over, as numpy takes them: none given ({}) for every axis, one
+/// (`sum(x, 0)`), or several (`sum(x, {0, 2})`); negative axes count from the end.
+class Axes {
+ public:
+  Axes() = default;
+  // NOLINTBEGIN(google-explicit-constructor): implicit, so that sum(x, 0) and sum(x, {0, 1}) read
+  Axes(int axis) : axes_{axis} {}
+  Axes(std::initializer_list<int> axes) : axes_(axes) {}
+  Axes(std::vector<int> axes) : axes_(std::move(axes)) {}
+  // NOLINTEND(google-explicit-constructor)
+  const std::vector<int>& list() const { return axes_; }
+
+ private:
+  std::vector<int> axes_;
+};
+
 // Every op records where the user called it, for errors and IR dumps.
 #define LZ_HERE std::source_location loc = std::source_location::current()
 
@@ -140,6 +173,15 @@ class Tensor {
 
   /// The same values converted to `dtype` (float to int truncates toward zero).
   Tensor astype(DType dtype, LZ_HERE) const;
+
+  /// Method forms of lz::sum, mean, max, min, reshape and transpose, as numpy users write them
+  /// (`x.sum(1)`, `x.reshape({2, -1})`).
+  Tensor sum(Axes axes = {}, bool keepdims = false, LZ_HERE) const;
+  Tensor mean(Axes axes = {}, bool keepdims = false, LZ_HERE) const;
+  Tensor max(Axes axes = {}, bool keepdims = false, LZ_HERE) const;
+  Tensor min(Axes axes = {}, bool keepdims = false, LZ_HERE) const;
+  Tensor reshape(Shape shape, LZ_HERE) const;
+  Tensor transpose(std::vector<int> perm = {}, LZ_HERE) const;
 
   /// The IR node behind this handle (for inspection and tools).
   const std::shared_ptr<ir::Node>& node() const { return node_; }
@@ -195,6 +237,12 @@ Tensor operator*(ScalarOperand a, Traced b);
 Tensor operator/(Traced a, const Operand& b);
 Tensor operator/(ScalarOperand a, Traced b);
 Tensor operator-(Traced a);
+/// Compound assignment rebinds `a` to a newly recorded value (`x += y` is `x = x + y`): tensors
+/// are immutable, and other handles to the old value keep it.
+Tensor& operator+=(Tensor& a, TracedOperand b);
+Tensor& operator-=(Tensor& a, TracedOperand b);
+Tensor& operator*=(Tensor& a, TracedOperand b);
+Tensor& operator/=(Tensor& a, TracedOperand b);
 
 // Comparisons give bool tensors.
 Tensor operator==(Traced a, const Operand& b);
@@ -240,12 +288,12 @@ Tensor astype(const Tensor& x, DType dtype, LZ_HERE);
 // ---- Reductions (axes = {} means all axes; negative axes count from the end) -----------------
 
 /// Sum; bool and integer inputs are summed as int64 (as in PyTorch).
-Tensor sum(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false, LZ_HERE);
+Tensor sum(const Tensor& x, Axes axes = {}, bool keepdims = false, LZ_HERE);
 /// Mean; integer and bool inputs give float32.
-Tensor mean(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false, LZ_HERE);
+Tensor mean(const Tensor& x, Axes axes = {}, bool keepdims = false, LZ_HERE);
 /// Maximum; NaN wins. Reducing an empty axis is an error (there is no identity).
-Tensor max(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false, LZ_HERE);
-Tensor min(const Tensor& x, std::vector<int> axes = {}, bool keepdims = false, LZ_HERE);
+Tensor max(const Tensor& x, Axes axes = {}, bool keepdims = false, LZ_HERE);
+Tensor min(const Tensor& x, Axes axes = {}, bool keepdims = false, LZ_HERE);
 /// Index (int64) of the first maximum along `axis`; a NaN counts as the maximum.
 Tensor argmax(const Tensor& x, int axis, bool keepdims = false, LZ_HERE);
 
