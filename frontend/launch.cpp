@@ -6,7 +6,6 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <iostream>
 #include <mutex>
 #include <regex>
 
@@ -61,9 +60,20 @@ std::vector<bool> results_to_keep(const ir::Graph& graph) {
   return keep;
 }
 
-void dump(const std::string& directory, const ir::Graph& graph, const EvaluationRecord& record) {
+/// Whether the dump directory exists or could be made; when not, says so on stderr and turns
+/// dumping off, so that an unusable LZ_DUMP costs one line instead of every evaluation.
+bool dump_directory_usable(const std::string& directory) {
   std::error_code error;
   std::filesystem::create_directories(directory, error);
+  if (!error && std::filesystem::is_directory(directory, error)) return true;
+  const std::string why = error ? error.message() : "it is not a directory";
+  std::fprintf(stderr, "[lazuli] dumping is off: the dump directory %s cannot be used (%s)\n",
+               directory.c_str(), why.c_str());
+  set_dump_directory("");
+  return false;
+}
+
+void dump(const std::string& directory, const ir::Graph& graph, const EvaluationRecord& record) {
   char prefix[32];
   std::snprintf(prefix, sizeof(prefix), "%04llu.", static_cast<unsigned long long>(record.number));
   const std::filesystem::path base = std::filesystem::path(directory) /
@@ -73,7 +83,6 @@ void dump(const std::string& directory, const ir::Graph& graph, const Evaluation
       << " at " << record.location << "\n"
       << ir::print_graph(graph);
   std::ofstream(base.string() + ".dot") << ir::graph_to_dot(graph);
-  if (error) std::cerr << "[lazuli] cannot create LZ_DUMP directory " << directory << "\n";
 }
 
 std::vector<std::string> split_names(const std::string& comma_separated) {
@@ -373,7 +382,10 @@ void log_launch(const Settings& settings, const Launch& launch,
 std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason reason,
                                std::source_location loc, bool claim) {
   const auto start = std::chrono::steady_clock::now();
-  const Settings settings = current_settings();
+  Settings settings = current_settings();
+  if (!settings.dump_directory.empty() && !dump_directory_usable(settings.dump_directory)) {
+    settings.dump_directory.clear();
+  }
   EvaluationRecord record;
   record.number = ++evaluation_count;
   record.reason = reason;

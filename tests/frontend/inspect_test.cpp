@@ -75,6 +75,27 @@ TEST(InspectTest, AnInvalidDumpPatternIsAnLzErrorSayingWhatIsValid) {
   }
 }
 
+TEST(InspectTest, AnUnusableDumpDirectoryTurnsDumpingOffWithOneLine) {
+  // A regular file where the folder should be: every evaluation used to fail or warn again.
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("lazuli_dump_file_" + std::to_string(getpid()));
+  std::ofstream(file) << "not a folder";
+  lz::set_dump_directory(file.string());
+  testing::internal::CaptureStderr();
+  const float first = (lz::arange(0, 4) + 1).sum().item<float>();
+  const float second = (lz::arange(0, 3) * 2).sum().item<float>();
+  const std::string messages = testing::internal::GetCapturedStderr();
+  lz::set_dump_directory("");
+  std::filesystem::remove(file);
+  EXPECT_EQ(first, 10);  // 1 + 2 + 3 + 4
+  EXPECT_EQ(second, 6);  // 0 + 2 + 4
+  // One line (the reason is the system's words), and none for the second evaluation.
+  const std::string expected =
+      "[lazuli] dumping is off: the dump directory " + file.string() + " cannot be used (";
+  EXPECT_EQ(messages.rfind(expected, 0), 0u) << messages;
+  EXPECT_EQ(std::count(messages.begin(), messages.end(), '\n'), 1) << messages;
+}
+
 TEST(InspectTest, DumpPassesSelectsWhichPassesAreWritten) {
   const std::filesystem::path directory =
       std::filesystem::temp_directory_path() / ("lazuli_dump_passes_" + std::to_string(getpid()));
