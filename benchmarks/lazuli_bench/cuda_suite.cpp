@@ -179,6 +179,18 @@ std::function<double()> timed_build(const Workload& workload, const std::vector<
   };
 }
 
+/// Copies `from` into `to` on the CUDA stream of lazuli's stream kStream through the driver
+/// alone, and waits for the stream.
+void copy_and_wait(cuda::CudaDevice& device, const DeviceBlock& from, const DeviceBlock& to) {
+  device.make_current();
+  cuda::check(device.driver(),
+              device.driver().api.memcpy_dtod_async(to.address(), from.address(),
+                                                    static_cast<size_t>(from.bytes()),
+                                                    device.stream(kStream)),
+              "cuda suite", "cuMemcpyDtoDAsync");
+  device.synchronize(device.stream(kStream), "cuda suite");
+}
+
 /// The device-to-device copy of size floats: the bandwidth the elementwise rows are measured
 /// against. The source holds `source`, which must arrive unchanged.
 Row measure_copy(const Plan& plan, cuda::CudaDevice& device, const std::vector<float>& source) {
@@ -187,13 +199,7 @@ Row measure_copy(const Plan& plan, cuda::CudaDevice& device, const std::vector<f
   from.upload(source);
   const Timing timing = time_runs(plan.runs, [&] {
     const Stopwatch stopwatch;
-    device.make_current();
-    cuda::check(device.driver(),
-                device.driver().api.memcpy_dtod_async(to.address(), from.address(),
-                                                      static_cast<size_t>(from.bytes()),
-                                                      device.stream(kStream)),
-                "cuda suite", "cuMemcpyDtoDAsync");
-    device.synchronize(device.stream(kStream), "cuda suite");
+    copy_and_wait(device, from, to);
     return stopwatch.milliseconds();
   });
   // A copy reads and writes every byte once.
@@ -352,15 +358,7 @@ Row measure_round_trip_floor(const Plan& plan, cuda::CudaDevice& device,
   from.upload(expected);
   const Timing timing = time_runs(plan.runs, [&] {
     const Stopwatch stopwatch;
-    for (int64_t i = 0; i < plan.iterations; ++i) {
-      device.make_current();
-      cuda::check(device.driver(),
-                  device.driver().api.memcpy_dtod_async(to.address(), from.address(),
-                                                        static_cast<size_t>(from.bytes()),
-                                                        device.stream(kStream)),
-                  "cuda suite", "cuMemcpyDtoDAsync");
-      device.synchronize(device.stream(kStream), "cuda suite");
-    }
+    for (int64_t i = 0; i < plan.iterations; ++i) copy_and_wait(device, from, to);
     return stopwatch.milliseconds();
   });
   Row row = make_row("wait_each", std::to_string(plan.iterations),
