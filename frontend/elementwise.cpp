@@ -83,10 +83,18 @@ Tensor operator/(Traced a, const Operand& b) { return binary(Op::Div, a.tensor, 
 Tensor operator/(ScalarOperand a, Traced b) { return binary(Op::Div, a, b.tensor, b.where); }
 Tensor operator-(Traced a) { return unary(Op::Neg, a.tensor, a.where); }
 
-Tensor& operator+=(Tensor& a, TracedOperand b) { return a = binary(Op::Add, a, b.operand, b.where); }
-Tensor& operator-=(Tensor& a, TracedOperand b) { return a = binary(Op::Sub, a, b.operand, b.where); }
-Tensor& operator*=(Tensor& a, TracedOperand b) { return a = binary(Op::Mul, a, b.operand, b.where); }
-Tensor& operator/=(Tensor& a, TracedOperand b) { return a = binary(Op::Div, a, b.operand, b.where); }
+Tensor& operator+=(Tensor& a, TracedOperand b) {
+  return a = binary(Op::Add, a, b.operand, b.where);
+}
+Tensor& operator-=(Tensor& a, TracedOperand b) {
+  return a = binary(Op::Sub, a, b.operand, b.where);
+}
+Tensor& operator*=(Tensor& a, TracedOperand b) {
+  return a = binary(Op::Mul, a, b.operand, b.where);
+}
+Tensor& operator/=(Tensor& a, TracedOperand b) {
+  return a = binary(Op::Div, a, b.operand, b.where);
+}
 
 Tensor operator==(Traced a, const Operand& b) { return binary(Op::Equal, a.tensor, b, a.where); }
 Tensor operator==(ScalarOperand a, Traced b) { return binary(Op::Equal, a, b.tensor, b.where); }

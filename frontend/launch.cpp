@@ -309,9 +309,9 @@ void run_launch(Launch& launch) noexcept {
     FinishedEvaluation& finished = last_finished();
     std::lock_guard lock(finished.mutex);
     finished.number = launch.record.number;
-    finished.milliseconds = std::chrono::duration<double, std::milli>(
-                                std::chrono::steady_clock::now() - launch.started)
-                                .count();
+    finished.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - launch.started)
+            .count();
   }
   // The graph and the buffers only it holds go before readers wake up.
   const std::shared_ptr<runtime::Event> done = launch.done;

@@ -29,7 +29,9 @@ void cpu_relax() {
 #endif
 }
 
-int hardware_threads() { return std::max(1, static_cast<int>(std::thread::hardware_concurrency())); }
+int hardware_threads() {
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 int default_thread_count() {
   if (const auto threads = integer_from_environment("LZ_NUM_THREADS", 1, max_thread_count())) {
@@ -211,9 +213,9 @@ int max_thread_count() {
 }
 
 void set_thread_count(int count) {
-  configured_thread_count.store(count > 0 ? std::min(count, max_thread_count())
-                                          : default_thread_count(),
-                                std::memory_order_relaxed);
+  configured_thread_count.store(
+      count > 0 ? std::min(count, max_thread_count()) : default_thread_count(),
+      std::memory_order_relaxed);
 }
 
 namespace detail {

@@ -183,11 +183,11 @@ std::function<double()> timed_build(const Workload& workload, const std::vector<
 /// alone, and waits for the stream.
 void copy_and_wait(cuda::CudaDevice& device, const DeviceBlock& from, const DeviceBlock& to) {
   device.make_current();
-  cuda::check(device.driver(),
-              device.driver().api.memcpy_dtod_async(to.address(), from.address(),
-                                                    static_cast<size_t>(from.bytes()),
-                                                    device.stream(kStream)),
-              "cuda suite", "cuMemcpyDtoDAsync");
+  cuda::check(
+      device.driver(),
+      device.driver().api.memcpy_dtod_async(
+          to.address(), from.address(), static_cast<size_t>(from.bytes()), device.stream(kStream)),
+      "cuda suite", "cuMemcpyDtoDAsync");
   device.synchronize(device.stream(kStream), "cuda suite");
 }
 
@@ -230,9 +230,9 @@ std::vector<Row> measure_fusion_workload(const Plan& plan, const std::string& na
   Row fused_row = make_row(name, plan.size_label, problem.shape_label, "lazuli fused", fused,
                            problem.minimal_bytes(), /*lazuli=*/true);
   const double percent = fused_row.gigabytes_per_second().value_or(0) / copy_gb_per_s * 100;
-  check(fused_row, result.to_vector<float>(), expected,
-        format("%.0f%% of the copy's GB/s", percent) +
-            format(" (target >= %.0f%%)", target_percent));
+  check(
+      fused_row, result.to_vector<float>(), expected,
+      format("%.0f%% of the copy's GB/s", percent) + format(" (target >= %.0f%%)", target_percent));
   if (percent < target_percent) fused_row.check += ", BELOW TARGET";
 
   Timing unfused;
@@ -575,9 +575,9 @@ class CudaSuite : public Suite {
         "for the device buffer and copies nothing to the host (the check's to_vector() does, "
         "after the clock)");
     report.note(
-        "copy, cuBLAS and the driver's copy+sync: queued through the driver API on the CUDA stream of lazuli's stream 0, "
-        "on memory from its caching allocator, and timed to cuStreamSynchronize on the same "
-        "wall clock");
+        "copy, cuBLAS and the driver's copy+sync: queued through the driver API on the CUDA stream "
+        "of lazuli's stream 0, on memory from its caching allocator, and timed to "
+        "cuStreamSynchronize on the same wall clock");
     report.note(
         "GB/s: chain7 and softmax count every input read once and the output written once; the "
         "copy counts its read and its write. Checks: against the fusion suite's hand-written "

@@ -34,8 +34,8 @@ std::string unary_floating(Op op, DType dtype, const std::string& x) {
     case Op::Cos: return math_call(dtype, "cos", x);
     case Op::Tanh: return math_call(dtype, "tanh", x);
     case Op::Sigmoid:
-      return "(" + std::string(one) + " / (" + one + " + " + math_call(dtype, "exp", "-(" + x + ")") +
-             "))";
+      return "(" + std::string(one) + " / (" + one + " + " +
+             math_call(dtype, "exp", "-(" + x + ")") + "))";
     case Op::Relu: {
       // NaN stays NaN.
       const char* zero = dtype == float32 ? "0.0f" : "0.0";

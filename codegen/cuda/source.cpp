@@ -134,13 +134,12 @@ class SourceEmitter {
     // A block per kept position keeps its row's loads in flight only with many blocks resident:
     // softmax's exp-sum-divide kernel took 48 registers, which left 5 blocks (62% occupancy,
     // 55% of DRAM bandwidth on the H200); 8 blocks bound it to 32, which it fits unspilled.
-    const bool block_per_position = entry.kind == CudaEntry::Kind::Reduction &&
-                                    entry.threads_per_position == kCudaBlockSize;
-    std::string signature = "extern \"C\" __global__ void __launch_bounds__(" +
-                            std::to_string(kCudaBlockSize) +
-                            (block_per_position ? ", " + std::to_string(kBlocksPerMultiprocessor)
-                                                : "") +
-                            ") " + entry.symbol + "(";
+    const bool block_per_position =
+        entry.kind == CudaEntry::Kind::Reduction && entry.threads_per_position == kCudaBlockSize;
+    std::string signature =
+        "extern \"C\" __global__ void __launch_bounds__(" + std::to_string(kCudaBlockSize) +
+        (block_per_position ? ", " + std::to_string(kBlocksPerMultiprocessor) : "") + ") " +
+        entry.symbol + "(";
     for (size_t i = 0; i < parameters.size(); ++i) {
       signature += (i == 0 ? "" : ", ") + parameters[i];
     }
@@ -602,10 +601,10 @@ class SourceEmitter {
     // A block's loop strides by the launch's constant block size and unrolls, so each thread
     // has several loads in flight: with one at a time a row reduction reached half the H200's
     // DRAM bandwidth.
-    const std::string reduced_loop =
-        by_block ? "for (lz_i64 r = threadIdx.x; r < " + literal(reduced) +
-                       "; r += " + std::to_string(kCudaBlockSize) + ")"
-                 : "for (lz_i64 r = 0; r < " + literal(reduced) + "; ++r)";
+    const std::string reduced_loop = by_block
+                                         ? "for (lz_i64 r = threadIdx.x; r < " + literal(reduced) +
+                                               "; r += " + std::to_string(kCudaBlockSize) + ")"
+                                         : "for (lz_i64 r = 0; r < " + literal(reduced) + "; ++r)";
     const auto open_reduced_loop = [&] {
       if (by_block) writer_.line("#pragma unroll " + std::to_string(kBlockLoopUnroll));
       writer_.open(reduced_loop);

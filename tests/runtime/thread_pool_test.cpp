@@ -10,8 +10,8 @@
 #include <mutex>
 #include <numeric>
 #include <set>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -54,8 +54,10 @@ TEST_F(ThreadPoolTest, TooManyThreadsFromTheEnvironmentAreReportedAndIgnored) {
   const std::string message = testing::internal::GetCapturedStderr();
   unsetenv("LZ_NUM_THREADS");
   EXPECT_EQ(thread_count(), cores);
-  EXPECT_EQ(message, "[lazuli] ignoring LZ_NUM_THREADS=100000; expected a whole number >= 1 and "
-                     "<= " + std::to_string(max_thread_count()) + "\n");
+  EXPECT_EQ(message,
+            "[lazuli] ignoring LZ_NUM_THREADS=100000; expected a whole number >= 1 and "
+            "<= " +
+                std::to_string(max_thread_count()) + "\n");
 }
 
 TEST_F(ThreadPoolTest, EveryIndexIsVisitedExactlyOnce) {
