@@ -1,5 +1,6 @@
 #include "codegen/kernel_layout.h"
 
+#include <algorithm>
 #include <string>
 
 #include "codegen/kernel_signature.h"
@@ -7,22 +8,70 @@
 #include "ir/op.h"
 
 namespace lz::codegen {
+namespace {
+
+bool is_reduction(const ir::Node& node) {
+  return ir::op_info(node.op).kind == ir::OpKind::Reduction;
+}
+
+}  // namespace
 
 KernelLayout::KernelLayout(const passes::Kernel& kernel) {
+  // Stages a node's value waits for: a reduction's result is ready one stage after the stages
+  // its input waits for.
+  std::unordered_map<const ir::Node*, int> stages_before;
+  std::vector<std::pair<int, const ir::Node*>> staged_reductions;
   for (size_t i = 0; i < kernel.nodes.size(); ++i) {
     const ir::Node* node = kernel.nodes[i].get();
     position[node] = static_cast<int>(i);
     scalar_slot[node] = scalar_count;
     scalar_count += scalar_slot_count(node->op);
-    const bool reduction = ir::op_info(node->op).kind == ir::OpKind::Reduction;
-    if (reduction) reductions.push_back(node);
+    const bool reduction = is_reduction(*node);
     bool depends = reduction;
+    int waits = 0;
     for (const ir::NodePtr& input : node->inputs) {
       depends = depends || depends_on_reduction.contains(input.get());
+      if (auto found = stages_before.find(input.get()); found != stages_before.end()) {
+        waits = std::max(waits, found->second + (is_reduction(*input) ? 1 : 0));
+      }
     }
+    stages_before[node] = waits;
     if (depends) depends_on_reduction.insert(node);
+    if (reduction) staged_reductions.emplace_back(waits, node);
   }
   for (const ir::NodePtr& output : kernel.outputs) outputs.push_back(output.get());
+  if (staged_reductions.empty()) return;
+
+  ReductionLoops& loops = reduction.emplace();
+  const ir::Node& first = *staged_reductions.front().second;
+  loops.input_shape = first.inputs[0]->shape;
+  loops.axes = first.axes;
+  for (const auto& [stage, node] : staged_reductions) {
+    if (node->inputs[0]->shape != loops.input_shape || node->axes != loops.axes) {
+      throw UnsupportedKernel("reductions over different shapes or axes in one kernel");
+    }
+    if (static_cast<size_t>(stage) >= loops.stages.size()) loops.stages.resize(stage + 1);
+    loops.stages[stage].push_back(node);
+  }
+  for (size_t d = 0; d < loops.input_shape.size(); ++d) {
+    const bool is_reduced =
+        std::find(loops.axes.begin(), loops.axes.end(), int64_t(d)) != loops.axes.end();
+    (is_reduced ? loops.reduced_shape : loops.kept_shape).push_back(loops.input_shape[d]);
+  }
+  loops.kept = shape_size(loops.kept_shape);
+  loops.reduced = shape_size(loops.reduced_shape);
+
+  for (const ir::Node* output : outputs) {
+    const bool depends = depends_on_reduction.contains(output);
+    if (is_reduction(*output) ||
+        (depends && output->shape != loops.input_shape && output->size() == loops.kept)) {
+      loops.at_kept.push_back(output);
+    } else if (output->shape == loops.input_shape) {
+      (depends ? loops.in_final_loop : loops.in_first_loop).push_back(output);
+    } else {
+      loops.elsewhere.push_back(output);
+    }
+  }
 }
 
 void KernelLayout::check_separate_output(const ir::Node* output) const {

@@ -1,14 +1,18 @@
 // How a fused kernel's nodes are laid out for code generation, the same for every backend: each
-// node's position and first scalar slot, which nodes depend on a reduction, and which outputs
-// the main loop computes and which need a loop of their own.
+// node's position and first scalar slot, which nodes depend on a reduction, the reduction loops
+// and which loop writes each output.
 //
 // The plan both generators follow (cpu/lowering.cpp, cuda/source.cpp): a kernel without a
-// reduction is one elementwise loop over its last node's positions; a kernel with reductions is
-// one reduction loop (its outputs shaped like the result or, as softmax's, like the reduced
-// input). An output neither loop computes gets an elementwise loop of its own, which it can
-// only have when it does not depend on a reduction.
+// reduction is one elementwise loop over its last node's positions. A kernel with reductions
+// runs, for each kept position, one loop over the reduced elements per reduction stage (a
+// stage's reductions read the results of earlier stages only through broadcasts, as softmax's
+// sum of exp(x - max) reads the max), then writes the outputs shaped like the results, then one
+// more loop over the reduced elements for the outputs shaped like the reduced input that read a
+// result (softmax's e / sum). An output none of these computes gets an elementwise loop of its
+// own, which it can only have when it does not depend on a reduction.
 #pragma once
 
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -17,6 +21,27 @@
 #include "passes/fusion_plan.h"
 
 namespace lz::codegen {
+
+/// The loops of a kernel with reductions, all over the same input shape and axes.
+struct ReductionLoops {
+  Shape input_shape;
+  std::vector<int64_t> axes;
+  Shape kept_shape;     // the input shape without the reduced axes
+  Shape reduced_shape;  // the reduced axes' extents
+  int64_t kept = 0;     // elements of kept_shape
+  int64_t reduced = 0;  // elements of reduced_shape
+  /// The reductions by stage, in node order within a stage: stage s reads results of stages
+  /// before s only.
+  std::vector<std::vector<const ir::Node*>> stages;
+  /// Input-shaped outputs that read no result: written by the first stage's loop.
+  std::vector<const ir::Node*> in_first_loop;
+  /// Results and values shaped like them: written once per kept position after the last stage.
+  std::vector<const ir::Node*> at_kept;
+  /// Input-shaped outputs that read a result: written by the loop after the last stage.
+  std::vector<const ir::Node*> in_final_loop;
+  /// Outputs of any other shape: each needs an elementwise loop of its own.
+  std::vector<const ir::Node*> elsewhere;
+};
 
 struct KernelLayout {
   explicit KernelLayout(const passes::Kernel& kernel);
@@ -29,8 +54,8 @@ struct KernelLayout {
   int scalar_count = 0;
   /// Reductions, and the nodes computed from one.
   std::unordered_set<const ir::Node*> depends_on_reduction;
-  /// The kernel's reductions, in node order; empty for an elementwise kernel.
-  std::vector<const ir::Node*> reductions;
+  /// The reduction loops; empty for an elementwise kernel.
+  std::optional<ReductionLoops> reduction;
   /// kernel.outputs, as plain pointers.
   std::vector<const ir::Node*> outputs;
 

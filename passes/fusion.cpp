@@ -28,16 +28,19 @@
 //       not recomputed.
 //   Anything else (a transpose of the result, a shape that is neither) ends the kernel at the
 //   reduction, which is then written out.
-// - Reductions do not chain inside a kernel: a reduction whose result feeds, through any nodes,
-//   another reduction of the consumer's kernel starts a kernel of its own. Reductions side by
-//   side (same input shape and axes, neither reading the other) may share a kernel; reductions
-//   over different axes or shapes never do.
+// - Reductions over the same input shape and axes share a kernel, side by side or chained: a
+//   reduction whose result feeds another one through broadcast-back nodes (softmax's max feeds
+//   the sum of exp(x - max)) runs in an earlier stage, a loop over the reduced elements of the
+//   same kept index before the later reduction's loop; the reduced element is read again there,
+//   from cache, never written out. The later reduction counts as a kept-shaped epilogue of the
+//   earlier one. Reductions to one value do not chain (their kernel splits the reduced elements
+//   across threads, one stage at a time), and reductions over different axes or shapes never
+//   share a kernel.
 //
-//   Softmax over the last axis is therefore 2 kernels: {max} and {x - max, exp, sum, e / sum}.
-//   The max feeds the sum, so it cannot join; the divide is a broadcast-back epilogue of the sum.
-//   `x - mean(x)` alone is 1 kernel (sum, / n kept-shaped, x - mean broadcast back). In a layer
-//   norm the centred value feeds the variance's sum, so it joins that sum's prologue and reads
-//   the mean as a small input: the broadcast mean is never written out.
+//   Softmax over the last axis is therefore 1 kernel: {max, x - max, exp, sum, e / sum}, in two
+//   stages (max; sum) and a final loop (the divide, a broadcast-back epilogue of the sum). A
+//   layer norm is 1 kernel too: the mean's sum, then the variance's sum of the centred squares,
+//   then the normalized output; no full-size intermediate is written out.
 // - A node read by several kernels joins the one whose root comes first in graph order, provided
 //   that root precedes every node of the other kernels (so none of those can feed the chosen one
 //   and no cycle appears), and is written out for the others; otherwise it gets a kernel of its
@@ -113,6 +116,19 @@ struct ReductionSignature {
 
 ReductionSignature signature_of(const Node& reduction) {
   return {reduction.inputs[0]->shape, reduction.axes};
+}
+
+/// A reduction to one value is split across threads; the split form runs one stage only.
+bool reduces_to_one_value(const Node& reduction) {
+  const Shape& domain = reduction.inputs[0]->shape;
+  int64_t kept = 1;
+  for (size_t d = 0; d < domain.size(); ++d) {
+    if (std::find(reduction.axes.begin(), reduction.axes.end(), int64_t(d)) ==
+        reduction.axes.end()) {
+      kept *= domain[d];
+    }
+  }
+  return kept == 1;
 }
 
 /// Why two reductions cannot share a kernel.
@@ -278,8 +294,10 @@ class FusionBuilder {
           return "consumer feeds a reduction " +
                  different_reduction_text(signature, *group.reduction);
         }
-        return "consumer feeds another reduction of its kernel; reductions do not chain in a "
-               "kernel";
+        if (reduces_to_one_value(producer)) {
+          return "consumer feeds another reduction of its kernel; reductions to one value do "
+                 "not chain in a kernel";
+        }
       }
     }
     if (group.reduction && !(*group.reduction == signature)) {
@@ -334,6 +352,10 @@ class FusionBuilder {
 
     for (int dependent : dependents) {
       const Node& epilogue = node(dependent);
+      if (is_reduction(epilogue)) {  // a later stage, over the same signature (checked above)
+        stage_[dependent] = Stage::Kept;
+        continue;
+      }
       bool kept_inputs_only = true;
       bool broadcast_correctly = true;
       bool same_shape_inputs = true;

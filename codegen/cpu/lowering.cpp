@@ -60,13 +60,11 @@ class KernelEmitter {
         layout_(kernel) {}
 
   std::vector<Phase> emit() {
-    const std::vector<const Node*>& reductions = layout_.reductions;
-    const std::vector<const Node*>& outputs = layout_.outputs;
     std::vector<const Node*> left;  // outputs the main phase does not compute
-    if (reductions.empty()) {
-      left = emit_elementwise_phase(kernel_.nodes.back().get(), outputs);
+    if (layout_.reduction) {
+      left = emit_reduction_phase(*layout_.reduction);
     } else {
-      left = emit_reduction_phase(reductions, outputs);
+      left = emit_elementwise_phase(kernel_.nodes.back().get(), layout_.outputs);
     }
     for (const Node* output : left) {
       layout_.check_separate_output(output);
@@ -293,7 +291,8 @@ class KernelEmitter {
     return key;
   }
 
-  /// Whether `consumer` reads `producer`, through nodes of the kernel.
+  /// Whether computing `consumer` reads `producer`, through nodes of the kernel other than
+  /// reductions (whose results are read, not their inputs).
   bool reads(const Node* consumer, const Node* producer) const {
     std::vector<const Node*> pending{consumer};
     std::unordered_set<const Node*> seen;
@@ -302,6 +301,9 @@ class KernelEmitter {
       pending.pop_back();
       if (node == producer) return true;
       if (!layout_.position.contains(node) || !seen.insert(node).second) continue;
+      if (node != consumer && ir::op_info(node->op).kind == ir::OpKind::Reduction) {
+        continue;  // its value at a kept position is ready: its input is not read again
+      }
       for (const ir::NodePtr& input : node->inputs) pending.push_back(input.get());
     }
     return false;
@@ -643,10 +645,12 @@ class KernelEmitter {
     return builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), state_, 2 * r + slot);
   }
 
-  void emit_split_reduction(const std::vector<const Node*>& reductions, const Shape& input_shape,
-                            int64_t reduced, const std::vector<const Node*>& in_first_loop,
-                            const std::vector<const Node*>& at_kept,
-                            const std::vector<const Node*>& in_second_loop) {
+  void emit_split_reduction(const std::vector<const Node*>& reductions,
+                            const ReductionLoops& loops) {
+    const Shape& input_shape = loops.input_shape;
+    const int64_t reduced = loops.reduced;
+    const std::vector<const Node*>& at_kept = loops.at_kept;
+    const std::vector<const Node*>& in_final_loop = loops.in_final_loop;
     const Node& first = *reductions.front();
     llvm::Type* i64 = builder_.getInt64Ty();
 
@@ -665,7 +669,8 @@ class KernelEmitter {
             update_accumulator(reductions[j], accumulators[j],
                                input_value(*reductions[j], 0, index), {});
           }
-          for (const Node* output : in_first_loop) store(output, emit_value(output, index), r);
+          for (const Node* output : loops.in_first_loop)
+            store(output, emit_value(output, index), r);
           memo_.clear();
         },
         /*interleave=*/true);
@@ -692,7 +697,7 @@ class KernelEmitter {
     end_phase();
 
     // The results come from the combined state; loop-2 outputs run over this chunk.
-    begin_phase(&first, 1, Phase::Kind::Finish, in_second_loop.empty() ? 1 : reduced);
+    begin_phase(&first, 1, Phase::Kind::Finish, in_final_loop.empty() ? 1 : reduced);
     for (size_t j = 0; j < reductions.size(); ++j) {
       const Node& reduction = *reductions[j];
       const DType dtype = reduction.inputs[0]->dtype;
@@ -724,11 +729,11 @@ class KernelEmitter {
     memo_.clear();
     builder_.CreateBr(rest);
     builder_.SetInsertPoint(rest);
-    if (!in_second_loop.empty()) {
+    if (!in_final_loop.empty()) {
       emit_loop(begin_, end_, [&](Value* r) {
         memo_.clear();
         Index index{&input_shape, {}, r};
-        for (const Node* output : in_second_loop) store(output, emit_value(output, index), r);
+        for (const Node* output : in_final_loop) store(output, emit_value(output, index), r);
         memo_.clear();
       });
     }
@@ -736,71 +741,50 @@ class KernelEmitter {
     end_phase();
   }
 
-  std::vector<const Node*> emit_reduction_phase(const std::vector<const Node*>& reductions,
-                                                const std::vector<const Node*>& outputs) {
-    const Node& first = *reductions.front();
-    const Shape& input_shape = first.inputs[0]->shape;
-    const std::vector<int64_t>& axes = first.axes;
-    for (const Node* reduction : reductions) {
-      if (reduction->inputs[0]->shape != input_shape || reduction->axes != axes) {
-        throw UnsupportedKernel("reductions over different shapes or axes in one kernel");
-      }
-    }
-    Shape kept_shape;
-    int64_t reduced = 1;
-    for (size_t d = 0; d < input_shape.size(); ++d) {
-      const bool is_reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
-      if (is_reduced) {
-        reduced *= input_shape[d];
-      } else {
-        kept_shape.push_back(input_shape[d]);
-      }
-    }
-    const int64_t kept = shape_size(kept_shape);
-
-    // Which loop writes each output.
-    std::vector<const Node*> in_first_loop;   // input-shaped values not depending on a result
-    std::vector<const Node*> at_kept;         // results and values shaped like them
-    std::vector<const Node*> in_second_loop;  // input-shaped values reading a result
-    std::vector<const Node*> left;
-    for (const Node* output : outputs) {
-      const bool depends = layout_.depends_on_reduction.contains(output);
-      const bool reduction = ir::op_info(output->op).kind == ir::OpKind::Reduction;
-      if (reduction || (depends && output->shape != input_shape && output->size() == kept)) {
-        at_kept.push_back(output);
-      } else if (output->shape == input_shape) {
-        (depends ? in_second_loop : in_first_loop).push_back(output);
-      } else {
-        left.push_back(output);
-      }
-    }
-
-    const bool has_argmax = std::any_of(reductions.begin(), reductions.end(),
+  /// For each kept position: a loop nest over the reduced elements per stage, the kept-shaped
+  /// outputs, then the final nest (kernel_layout.h).
+  std::vector<const Node*> emit_reduction_phase(const ReductionLoops& loops) {
+    const std::vector<std::vector<const Node*>>& stages = loops.stages;
+    const Shape& input_shape = loops.input_shape;
+    const std::vector<int64_t>& axes = loops.axes;
+    const bool has_argmax = std::any_of(stages.front().begin(), stages.front().end(),
                                         [](const Node* r) { return r->op == Op::Argmax; });
-    if (kept == 1 && reduced >= kSplitReductionElements && !has_argmax) {
-      emit_split_reduction(reductions, input_shape, reduced, in_first_loop, at_kept,
-                           in_second_loop);
-      return left;
+    if (loops.kept == 1 && loops.reduced >= kSplitReductionElements && !has_argmax) {
+      if (stages.size() > 1) {
+        throw UnsupportedKernel("reductions to one value that read each other's results");
+      }
+      emit_split_reduction(stages.front(), loops);
+      return loops.elsewhere;
     }
 
-    // A second-loop output that reads a reduction's input (softmax's e / sum(e) reads e) gets
-    // that input's value stored into it by the first loop, and the second loop reads it back
-    // instead of computing it again.
-    std::vector<std::pair<const Node*, const Node*>> stashed;  // output, reduction input
-    for (const Node* output : in_second_loop) {
-      for (const Node* reduction : reductions) {
-        const Node* input = reduction->inputs[0].get();
-        if (layout_.position.contains(input) && input->dtype == output->dtype &&
-            reads(output, input)) {
-          stashed.emplace_back(output, input);
-          break;
+    // A final-loop output that reads a reduction's input (softmax's e / sum(e) reads e) gets
+    // that input's value stored into it by the reduction's loop, and the final loop reads it
+    // back instead of computing it again.
+    struct Stash {
+      const Node* output;
+      const Node* input;
+    };
+    std::vector<std::vector<Stash>> stashed(stages.size());
+    for (const Node* output : loops.in_final_loop) {
+      bool found = false;
+      for (size_t s = 0; s < stages.size() && !found; ++s) {
+        for (const Node* reduction : stages[s]) {
+          const Node* input = reduction->inputs[0].get();
+          if (layout_.position.contains(input) && input->dtype == output->dtype &&
+              reads(output, input)) {
+            stashed[s].push_back({output, input});
+            found = true;
+            break;
+          }
         }
       }
     }
 
-    begin_phase(&first, reduced * (in_second_loop.empty() ? 1 : 2));
+    const int64_t nests =
+        static_cast<int64_t>(stages.size()) + (loops.in_final_loop.empty() ? 0 : 1);
+    begin_phase(stages.front().front(), loops.reduced * nests);
     emit_loop(begin_, end_, [&](Value* k) {
-      Index kept_index{&kept_shape, {}, k};
+      Index kept_index{&loops.kept_shape, {}, k};
       const std::vector<Value*> kept_dims = dims_of(kept_index);
       std::vector<Value*> fixed(input_shape.size(), nullptr);
       for (size_t d = 0, next = 0; d < input_shape.size(); ++d) {
@@ -808,51 +792,59 @@ class KernelEmitter {
           fixed[d] = kept_dims[next++];
         }
       }
-      std::vector<Accumulator> accumulators;
-      for (const Node* reduction : reductions) accumulators.push_back(start_accumulator(reduction));
-
-      emit_nest(
-          input_shape, axes, fixed,
-          [&](const std::vector<Value*>& dims) {
-            memo_.clear();
-            Index index{&input_shape, dims, nullptr};
-            for (size_t r = 0; r < reductions.size(); ++r) {
-              Value* x = input_value(*reductions[r], 0, index);
-              update_accumulator(reductions[r], accumulators[r], x, dims);
-            }
-            for (const Node* output : in_first_loop) {
-              store(output, emit_value(output, index), linear_of(index));
-            }
-            for (const auto& [output, input] : stashed) {
-              store(output, emit_value(input, index), linear_of(index));
-            }
-            memo_.clear();
-          },
-          /*accumulating=*/true);
-
-      for (size_t r = 0; r < reductions.size(); ++r) {
-        reduction_values_[reductions[r]] = finish_accumulator(reductions[r], accumulators[r]);
-      }
-      for (const Node* output : at_kept) {
-        Index index{&output->shape, {}, k};
-        store(output, emit_value(output, index), k);
-      }
-      memo_.clear();
-      if (!in_second_loop.empty()) {
+      for (size_t s = 0; s < stages.size(); ++s) {
+        const std::vector<const Node*>& reductions = stages[s];
+        std::vector<Accumulator> accumulators;
+        for (const Node* reduction : reductions) {
+          accumulators.push_back(start_accumulator(reduction));
+        }
         emit_nest(
             input_shape, axes, fixed,
             [&](const std::vector<Value*>& dims) {
               memo_.clear();
               Index index{&input_shape, dims, nullptr};
-              for (const auto& [output, input] : stashed) {
-                llvm::Type* type = storage_type(context_, output->dtype);
-                Value* address =
-                    builder_.CreateInBoundsGEP(type, output_pointer(output), linear_of(index));
-                Value* stored = builder_.CreateAlignedLoad(type, address,
-                                                           llvm::Align(dtype_size(output->dtype)));
-                memo_[memo_key(input, index)] = from_storage(builder_, output->dtype, stored);
+              for (size_t r = 0; r < reductions.size(); ++r) {
+                Value* x = input_value(*reductions[r], 0, index);
+                update_accumulator(reductions[r], accumulators[r], x, dims);
               }
-              for (const Node* output : in_second_loop) {
+              if (s == 0) {
+                for (const Node* output : loops.in_first_loop) {
+                  store(output, emit_value(output, index), linear_of(index));
+                }
+              }
+              for (const Stash& stash : stashed[s]) {
+                store(stash.output, emit_value(stash.input, index), linear_of(index));
+              }
+              memo_.clear();
+            },
+            /*accumulating=*/true);
+        for (size_t r = 0; r < reductions.size(); ++r) {
+          reduction_values_[reductions[r]] = finish_accumulator(reductions[r], accumulators[r]);
+        }
+      }
+      for (const Node* output : loops.at_kept) {
+        Index index{&output->shape, {}, k};
+        store(output, emit_value(output, index), k);
+      }
+      memo_.clear();
+      if (!loops.in_final_loop.empty()) {
+        emit_nest(
+            input_shape, axes, fixed,
+            [&](const std::vector<Value*>& dims) {
+              memo_.clear();
+              Index index{&input_shape, dims, nullptr};
+              for (const std::vector<Stash>& stage_stashes : stashed) {
+                for (const Stash& stash : stage_stashes) {
+                  llvm::Type* type = storage_type(context_, stash.output->dtype);
+                  Value* address = builder_.CreateInBoundsGEP(type, output_pointer(stash.output),
+                                                              linear_of(index));
+                  Value* stored = builder_.CreateAlignedLoad(
+                      type, address, llvm::Align(dtype_size(stash.output->dtype)));
+                  memo_[memo_key(stash.input, index)] =
+                      from_storage(builder_, stash.output->dtype, stored);
+                }
+              }
+              for (const Node* output : loops.in_final_loop) {
                 store(output, emit_value(output, index), linear_of(index));
               }
               memo_.clear();
@@ -862,7 +854,7 @@ class KernelEmitter {
       reduction_values_.clear();
     });
     end_phase();
-    return left;
+    return loops.elsewhere;
   }
 
   const passes::Kernel& kernel_;

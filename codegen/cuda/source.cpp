@@ -59,13 +59,11 @@ class SourceEmitter {
       : kernel_(kernel), flat_(is_flat(kernel)), name_(std::move(name)), layout_(kernel) {}
 
   CudaKernelSource emit() {
-    const std::vector<const Node*>& reductions = layout_.reductions;
-    const std::vector<const Node*>& outputs = layout_.outputs;
     std::vector<const Node*> left;  // outputs the main entry does not compute
-    if (reductions.empty()) {
-      left = emit_elementwise_entry(kernel_.nodes.back().get(), outputs);
+    if (layout_.reduction) {
+      left = emit_reduction_entries(*layout_.reduction);
     } else {
-      left = emit_reduction_entries(reductions, outputs);
+      left = emit_elementwise_entry(kernel_.nodes.back().get(), layout_.outputs);
     }
     for (const Node* output : left) {
       layout_.check_separate_output(output);
@@ -499,139 +497,113 @@ class SourceEmitter {
   // ---------------------------------------------------------------------------------------
   // Reduction entries
 
-  std::vector<const Node*> emit_reduction_entries(const std::vector<const Node*>& nodes,
-                                                  const std::vector<const Node*>& outputs) {
-    const Node& first = *nodes.front();
-    const Shape& input_shape = first.inputs[0]->shape;
-    const std::vector<int64_t>& axes = first.axes;
-    std::vector<ReductionState> reductions;
-    for (const Node* node : nodes) {
-      if (node->inputs[0]->shape != input_shape || node->axes != axes) {
-        throw UnsupportedKernel("reductions over different shapes or axes in one kernel");
-      }
-      if (node->op == Op::Sum && node->inputs[0]->dtype == bool_) {
-        throw Error("[sum] the CUDA code generator has no bool form (input " +
-                    shape_string(input_shape) + ")");
-      }
-      reductions.push_back({node, node->inputs[0]->dtype, static_cast<int>(reductions.size())});
-    }
-    Shape kept_shape;
-    Shape reduced_shape;
-    for (size_t d = 0; d < input_shape.size(); ++d) {
-      const bool is_reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
-      (is_reduced ? reduced_shape : kept_shape).push_back(input_shape[d]);
-    }
-    const int64_t kept = shape_size(kept_shape);
-    const int64_t reduced = shape_size(reduced_shape);
-
-    // Which loop writes each output, as in the CPU lowering (codegen/cpu/lowering.h).
-    Outputs split;
-    std::vector<const Node*> left;
-    for (const Node* output : outputs) {
-      const bool depends = layout_.depends_on_reduction.contains(output);
-      const bool reduction = ir::op_info(output->op).kind == ir::OpKind::Reduction;
-      if (reduction || (depends && output->shape != input_shape && output->size() == kept)) {
-        split.at_kept.push_back(output);
-      } else if (output->shape == input_shape) {
-        (depends ? split.in_second_loop : split.in_first_loop).push_back(output);
-      } else {
-        left.push_back(output);
+  std::vector<const Node*> emit_reduction_entries(const ReductionLoops& loops) {
+    std::vector<std::vector<ReductionState>> stages;
+    int number = 0;
+    for (const std::vector<const Node*>& stage : loops.stages) {
+      std::vector<ReductionState>& states = stages.emplace_back();
+      for (const Node* node : stage) {
+        if (node->op == Op::Sum && node->inputs[0]->dtype == bool_) {
+          throw Error("[sum] the CUDA code generator has no bool form (input " +
+                      shape_string(loops.input_shape) + ")");
+        }
+        states.push_back({node, node->inputs[0]->dtype, number++});
       }
     }
-    if (kept == 1 && reduced >= kSplitReductionElements) {
-      emit_split_reduction(reductions, input_shape, reduced, split);
+    if (loops.kept == 1 && loops.reduced >= kSplitReductionElements) {
+      if (stages.size() > 1) {
+        throw UnsupportedKernel("reductions to one value that read each other's results");
+      }
+      emit_split_reduction(stages.front(), loops);
     } else {
-      emit_reduction_per_position(reductions, input_shape, kept_shape, reduced_shape, split);
+      emit_reduction_per_position(stages, loops);
     }
-    return left;
+    return loops.elsewhere;
   }
 
-  struct Outputs {
-    std::vector<const Node*> in_first_loop;   // input-shaped values not depending on a result
-    std::vector<const Node*> at_kept;         // results and values shaped like them
-    std::vector<const Node*> in_second_loop;  // input-shaped values reading a result
-  };
-
   /// The input index of reduced position `reduced_position` at the kept dims `kept_dims`.
-  Index input_index(const Shape& input_shape, const std::vector<int64_t>& axes,
-                    const std::vector<std::string>& kept_dims, const Shape& reduced_shape,
+  Index input_index(const ReductionLoops& loops, const std::vector<std::string>& kept_dims,
                     const std::string& reduced_position) {
-    Index reduced_index{&reduced_shape, {}, reduced_position};
+    Index reduced_index{&loops.reduced_shape, {}, reduced_position};
     const std::vector<std::string>& reduced_dims = dims_of(reduced_index);
+    const Shape& input_shape = loops.input_shape;
     Index index{&input_shape, std::vector<std::string>(input_shape.size()), ""};
     for (size_t d = 0, kept_next = 0, reduced_next = 0; d < input_shape.size(); ++d) {
-      const bool is_reduced = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+      const bool is_reduced =
+          std::find(loops.axes.begin(), loops.axes.end(), int64_t(d)) != loops.axes.end();
       index.dims[d] = is_reduced ? reduced_dims[reduced_next++] : kept_dims[kept_next++];
     }
     return index;
   }
 
-  /// Folds the reduced elements at `index` into the states and writes the first-loop outputs.
-  void accumulate_at(const std::vector<ReductionState>& reductions, const Outputs& outputs,
-                     Index& index) {
+  /// Folds the reduced elements at `index` into the states and writes `outputs` there.
+  void accumulate_at(const std::vector<ReductionState>& reductions,
+                     const std::vector<const Node*>& outputs, Index& index) {
     for (const ReductionState& r : reductions) {
       const std::string x = input_value(*r.node, 0, index);
       update_state(writer_, r, x, tracks_index(r) ? dims_of(index)[r.node->axes[0]] : "");
     }
-    for (const Node* output : outputs.in_first_loop) {
+    for (const Node* output : outputs) {
       const std::string value = emit_value(output, index);
       store(output, value, linear_of(index));
     }
   }
 
-  /// One kept position per thread (few reduced elements) or per block, grid-stride.
-  void emit_reduction_per_position(const std::vector<ReductionState>& reductions,
-                                   const Shape& input_shape, const Shape& kept_shape,
-                                   const Shape& reduced_shape, const Outputs& outputs) {
-    const std::vector<int64_t>& axes = reductions.front().node->axes;
-    const int64_t reduced = shape_size(reduced_shape);
-    const bool by_block = reduced > kThreadPerPositionElements;
+  /// One kept position per thread (few reduced elements) or per block, grid-stride: a loop over
+  /// the reduced elements per stage, then the kept-shaped outputs, then the final loop.
+  void emit_reduction_per_position(const std::vector<std::vector<ReductionState>>& stages,
+                                   const ReductionLoops& loops) {
+    const bool by_block = loops.reduced > kThreadPerPositionElements;
     CudaEntry entry;
     entry.kind = CudaEntry::Kind::Reduction;
-    entry.range_node = layout_.position.at(reductions.front().node);
+    entry.range_node = layout_.position.at(stages.front().front().node);
     entry.threads_per_position = by_block ? kCudaBlockSize : 1;
     begin_entry(entry, "reduce");
-    if (by_block) declare_shared_state(writer_, reductions);
+    if (by_block) {
+      for (const std::vector<ReductionState>& stage : stages) declare_shared_state(writer_, stage);
+    }
     writer_.open(by_block
                      ? "for (lz_i64 k = blockIdx.x; k < count; k += gridDim.x)"
                      : "for (lz_i64 k = lz_global_thread(); k < count; k += lz_grid_threads())");
-    Index kept_index{&kept_shape, {}, "k"};
+    Index kept_index{&loops.kept_shape, {}, "k"};
     const std::vector<std::string> kept_dims = dims_of(kept_index);
-    for (const ReductionState& r : reductions) declare_state(writer_, r);
     // A block's loop strides by the launch's constant block size and unrolls, so each thread
     // has several loads in flight: with one at a time a row reduction reached half the H200's
     // DRAM bandwidth.
-    const std::string reduced_loop = by_block
-                                         ? "for (lz_i64 r = threadIdx.x; r < " + literal(reduced) +
-                                               "; r += " + std::to_string(kCudaBlockSize) + ")"
-                                         : "for (lz_i64 r = 0; r < " + literal(reduced) + "; ++r)";
+    const std::string reduced_loop =
+        by_block ? "for (lz_i64 r = threadIdx.x; r < " + literal(loops.reduced) +
+                       "; r += " + std::to_string(kCudaBlockSize) + ")"
+                 : "for (lz_i64 r = 0; r < " + literal(loops.reduced) + "; ++r)";
     const auto open_reduced_loop = [&] {
       if (by_block) writer_.line("#pragma unroll " + std::to_string(kBlockLoopUnroll));
       writer_.open(reduced_loop);
     };
-    open_reduced_loop();
-    {
-      Block block(*this);
-      Index index = input_index(input_shape, axes, kept_dims, reduced_shape, "r");
-      accumulate_at(reductions, outputs, index);
+    for (size_t s = 0; s < stages.size(); ++s) {
+      for (const ReductionState& r : stages[s]) declare_state(writer_, r);
+      open_reduced_loop();
+      {
+        Block block(*this);
+        Index index = input_index(loops, kept_dims, "r");
+        accumulate_at(stages[s], s == 0 ? loops.in_first_loop : std::vector<const Node*>{}, index);
+      }
+      writer_.close();
+      if (by_block) combine_block(writer_, stages[s]);
+      bind_results(stages[s]);
     }
-    writer_.close();
-    if (by_block) combine_block(writer_, reductions);
-    bind_results(reductions);
-    if (!outputs.at_kept.empty()) {
+    if (!loops.at_kept.empty()) {
       writer_.open(by_block ? "if (threadIdx.x == 0)" : "");
       Block block(*this);
-      for (const Node* output : outputs.at_kept) {
+      for (const Node* output : loops.at_kept) {
         Index index{&output->shape, {}, "k"};
         store(output, emit_value(output, index), "k");
       }
       writer_.close();
     }
-    if (!outputs.in_second_loop.empty()) {
+    if (!loops.in_final_loop.empty()) {
       open_reduced_loop();
       Block block(*this);
-      Index index = input_index(input_shape, axes, kept_dims, reduced_shape, "r");
-      for (const Node* output : outputs.in_second_loop) {
+      Index index = input_index(loops, kept_dims, "r");
+      for (const Node* output : loops.in_final_loop) {
         store(output, emit_value(output, index), linear_of(index));
       }
       writer_.close();
@@ -643,8 +615,9 @@ class SourceEmitter {
 
   /// A reduction to one value: Partial (a state per block), Finish (one block combines them and
   /// writes the results), Broadcast (the outputs reading the results over the input's shape).
-  void emit_split_reduction(const std::vector<ReductionState>& reductions, const Shape& input_shape,
-                            int64_t reduced, const Outputs& outputs) {
+  void emit_split_reduction(const std::vector<ReductionState>& reductions,
+                            const ReductionLoops& loops) {
+    const Shape& input_shape = loops.input_shape;
     const int state_slots = kStateWords * static_cast<int>(reductions.size());
     const std::string slots = std::to_string(state_slots);
     result_.state_slots = state_slots;
@@ -653,7 +626,7 @@ class SourceEmitter {
     entry.uses_workspace = true;
 
     entry.kind = CudaEntry::Kind::Partial;
-    entry.fixed_count = reduced;
+    entry.fixed_count = loops.reduced;
     begin_entry(entry, "partial");
     declare_shared_state(writer_, reductions);
     for (const ReductionState& r : reductions) declare_state(writer_, r);
@@ -661,7 +634,7 @@ class SourceEmitter {
     {
       Block block(*this);
       Index index{&input_shape, {}, "r"};
-      accumulate_at(reductions, outputs, index);
+      accumulate_at(reductions, loops.in_first_loop, index);
     }
     writer_.close();
     combine_block(writer_, reductions);
@@ -688,7 +661,7 @@ class SourceEmitter {
     bind_results(reductions);
     {
       Block block(*this);
-      for (const Node* output : outputs.at_kept) {
+      for (const Node* output : loops.at_kept) {
         Index index{&output->shape, {}, "0"};
         store(output, emit_value(output, index), "0");
       }
@@ -697,9 +670,9 @@ class SourceEmitter {
     writer_.close();
     end_entry();
 
-    if (outputs.in_second_loop.empty()) return;
+    if (loops.in_final_loop.empty()) return;
     entry.kind = CudaEntry::Kind::Broadcast;
-    entry.fixed_count = reduced;
+    entry.fixed_count = loops.reduced;
     begin_entry(entry, "broadcast");
     for (const ReductionState& r : reductions) read_state(writer_, r, "0", "");
     bind_results(reductions);
@@ -707,7 +680,7 @@ class SourceEmitter {
     {
       Block block(*this);
       Index index{&input_shape, {}, "r"};
-      for (const Node* output : outputs.in_second_loop) {
+      for (const Node* output : loops.in_final_loop) {
         store(output, emit_value(output, index), "r");
       }
     }

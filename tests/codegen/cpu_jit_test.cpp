@@ -150,6 +150,80 @@ TEST(CpuJitTest, ViewsReadInsideKernels) {
   expect_matches_interpreter([&] { return x() - lz::mean(x(), {0}, true); }, "centre over axis 0");
 }
 
+/// Reductions chained in stages over the same axes (kernel_layout.h): the expressions are
+/// computed together, must run as one compiled kernel, and must match the interpreter.
+void expect_one_staged_kernel(const std::function<std::vector<lz::Tensor>()>& build,
+                              const std::string& what) {
+  lz::set_jit(true);
+  const lz::Stats before = lz::stats();
+  const std::vector<lz::Tensor> compiled = build();
+  lz::waitall();
+  const lz::Stats after = lz::stats();
+  EXPECT_EQ(after.kernels_launched - before.kernels_launched, 1) << what;
+  EXPECT_EQ(after.cache_hits + after.cache_misses - before.cache_hits - before.cache_misses, 1)
+      << what << ": the kernel was not compiled";
+  lz::set_jit(false);
+  const std::vector<lz::Tensor> interpreted = build();
+  lz::waitall();
+  lz::set_jit(true);
+  ASSERT_EQ(compiled.size(), interpreted.size());
+  for (size_t t = 0; t < compiled.size(); ++t) {
+    const std::vector<double> got = values_of(compiled[t]);
+    const std::vector<double> want = values_of(interpreted[t]);
+    ASSERT_EQ(got.size(), want.size()) << what << " output " << t;
+    const double rtol = compiled[t].dtype() == lz::float32 ? 1e-5 : 1e-12;
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], rtol * (1 + std::abs(want[i])))
+          << what << " output " << t << " at " << i;
+    }
+  }
+}
+
+TEST(CpuJitTest, ChainedReductionStagesRunAsOneKernel) {
+  for (const lz::Shape& shape : {lz::Shape{7, 12}, lz::Shape{5, 300}}) {
+    const std::string size = lz::shape_string(shape);
+    const auto x = [&] { return sample(shape, lz::float32, 41) * 3.0; };
+    expect_one_staged_kernel(
+        [&] {
+          const lz::Tensor values = x();
+          const lz::Tensor m = lz::max(values, {1}, true);
+          const lz::Tensor shifted = values - m;
+          const lz::Tensor total = lz::sum(lz::exp(shifted), {1}, true);
+          return std::vector<lz::Tensor>{lz::exp(shifted) / total, m, total, shifted, values};
+        },
+        "softmax with every stage's values as outputs " + size);
+    expect_one_staged_kernel(
+        [&] {
+          const lz::Tensor p = lz::softmax(x(), 1);
+          const lz::Tensor spread = lz::sum(lz::square(p - lz::mean(p, {1}, true)), {1}, true);
+          return std::vector<lz::Tensor>{p / spread +
+                                         lz::argmax(p - spread, 1, true).astype(lz::float32)};
+        },
+        "three stages and an argmax " + size);
+    expect_one_staged_kernel(
+        [&] {
+          const lz::Tensor values = x();
+          const lz::Tensor centred = values - lz::mean(values, {1}, true);
+          const lz::Tensor scale = lz::rsqrt(lz::mean(lz::square(centred), {1}, true) + 1e-5);
+          return std::vector<lz::Tensor>{centred * scale, scale};
+        },
+        "layer norm " + size);
+  }
+  expect_one_staged_kernel(
+      [] {
+        const lz::Tensor x = sample({4, 6, 40}, lz::float64, 43);
+        return std::vector<lz::Tensor>{lz::log_softmax(x, 2) + lz::softmax(x, 2)};
+      },
+      "log_softmax beside softmax");
+  expect_one_staged_kernel(
+      [] {
+        const lz::Tensor x = sample({4, 6, 40}, lz::int32, 44);
+        const lz::Tensor low = lz::min(x, {0, 2}, true);
+        return std::vector<lz::Tensor>{lz::sum(x - low, {0, 2})};
+      },
+      "integers over two axes");
+}
+
 TEST(CpuJitTest, VectorTailsAndTinySizes) {
   for (int64_t n : {0, 1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 1000}) {
     const auto x = [n] { return sample({n}, lz::float32, 21); };

@@ -322,11 +322,12 @@ TEST(CudaCodegenTest, ABlockPerRowKeepsSeveralLoadsInFlight) {
 
 TEST(CudaCodegenTest, ABlockPerRowAsksForFullOccupancy) {
   SKIP_WITHOUT_NVRTC();
-  // Softmax's exp-sum-divide kernel: 48 registers a thread unbounded, 5 blocks resident.
+  // Softmax: one kernel, max then exp-sum then divide; the exp-sum-divide part alone took 48
+  // registers a thread unbounded, which left 5 blocks resident.
   const lz::Tensor x = data({4, 8192}, lz::float32);
   const lz::Tensor e = lz::exp(x - lz::max(x, {1}, true));
   const std::vector<lz::passes::Kernel> kernels = kernels_of({e / lz::sum(e, {1}, true)});
-  ASSERT_EQ(kernels.size(), 2u);
+  ASSERT_EQ(kernels.size(), 1u);
   const CudaKernelSource source = lz::codegen::cuda::generate_cuda_source(kernels.back(), "lz_k");
   const std::string ptx =
       lz::codegen::cuda::compile_cuda(source.translation_unit(), kArch, /*want_ptx=*/true).ptx;

@@ -613,6 +613,35 @@ TEST(CudaEmulationTest, SoftmaxLayerNormAndNaNsMatchTheInterpreter) {
   batch.run_and_compare();
 }
 
+TEST(CudaEmulationTest, ChainedReductionStagesMatchTheInterpreter) {
+  SKIP_WITHOUT_HOST_COMPILER();
+  EmulationBatch batch;
+  const auto add_one_kernel = [&](const std::vector<lz::Tensor>& outputs, const std::string& what) {
+    const std::vector<lz::passes::Kernel> kernels = kernels_of(outputs);
+    EXPECT_EQ(kernels.size(), 1u) << what << ": the stages did not fuse into one kernel";
+    batch.add(kernels, what);
+  };
+  // A thread per row, and a block per row.
+  for (const lz::Shape& shape : {lz::Shape{7, 12}, lz::Shape{5, 300}}) {
+    const std::string size = lz::shape_string(shape);
+    const lz::Tensor x = sample(shape, lz::float32, 83) * 3;
+    const lz::Tensor m = lz::max(x, {1}, true);
+    const lz::Tensor shifted = x - m;
+    const lz::Tensor total = lz::sum(lz::exp(shifted), {1}, true);
+    add_one_kernel({lz::exp(shifted) / total, m, total, shifted, x},
+                   "softmax with every stage's values as outputs " + size);
+    const lz::Tensor p = lz::softmax(x, 1);
+    const lz::Tensor spread = lz::sum(lz::square(p - lz::mean(p, {1}, true)), {1}, true);
+    add_one_kernel({p / spread + lz::argmax(p - spread, 1, true).astype(lz::float32)},
+                   "three stages and an argmax " + size);
+  }
+  const lz::Tensor wide = sample({4, 6, 40}, lz::float64, 89);
+  add_one_kernel({lz::log_softmax(wide, 2) + lz::softmax(wide, 2)}, "log_softmax beside softmax");
+  const lz::Tensor ints = sample({4, 6, 40}, lz::int32, 97);
+  add_one_kernel({lz::sum(ints - lz::min(ints, {0, 2}, true), {0, 2})}, "integers over two axes");
+  batch.run_and_compare();
+}
+
 TEST(CudaEmulationTest, GeneratedLeavesMatchTheInterpreter) {
   SKIP_WITHOUT_HOST_COMPILER();
   EmulationBatch batch;
