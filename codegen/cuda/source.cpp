@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "codegen/cuda/element_source.h"
@@ -35,6 +36,11 @@ constexpr int kBlockLoopUnroll = 8;
 /// Blocks a multiprocessor must hold at once of a kernel reducing with a block per position:
 /// 8 x 256 threads fill an sm_90 multiprocessor (2048 threads), at 32 registers a thread.
 constexpr int kBlocksPerMultiprocessor = 8;
+
+/// Shared memory a block may fill with the rows of its inputs that later passes over the reduced
+/// elements read again (staged rows): 32 KiB leaves room for 7 blocks of 256 threads on an sm_90
+/// multiprocessor (228 KiB).
+constexpr int64_t kStagedRowBytes = 32 * 1024;
 
 /// Elements per group of a flat kernel's vector loop (lz_pack4 in the preamble).
 constexpr int kPackElements = 4;
@@ -281,15 +287,59 @@ class SourceEmitter {
   std::string load_input(const Node* node, Index& index) {
     const std::string buffer = buffer_name(node);
     std::string stored;
-    if (node->size() == 1) {
+    const auto staged = staged_rows_.find(node);
+    const bool at_loop_position = staged != staged_rows_.end() &&
+                                  index.shape == loop_index_.shape &&
+                                  index.dims == loop_index_.dims;
+    if (at_loop_position && staging_ == Staging::Load) {
+      stored = staged->second + "[r]";
+    } else if (node->size() == 1) {
       stored = buffer + "[0]";
     } else if (!lane_.empty()) {
       stored = buffer + "_pack.v[" + lane_ + "]";  // flat: read at the loop's position
     } else {
       stored = buffer + "[" + linear_of(index) + "]";
     }
+    if (at_loop_position && staging_ == Staging::Store) {
+      writer_.line(staged->second + "[r] = " + stored + ";");
+      stored = staged->second + "[r]";
+    }
     return declare(value_type(node->dtype),
                    node->dtype == bool_ ? "(" + stored + " != 0)" : stored);
+  }
+
+  /// The inputs a block-per-position kernel stages in shared memory: those the first stage
+  /// reads at the loop's position (through elementwise nodes of the input's shape, as softmax's
+  /// max reads x), while later passes read them again, as far as kStagedRowBytes allows. Each
+  /// thread reads back only what it stored itself, so staging needs no barrier.
+  void choose_staged_rows(const ReductionLoops& loops, int passes) {
+    if (passes < 2) return;
+    std::vector<const Node*> pending;
+    for (const Node* reduction : loops.stages.front())
+      pending.push_back(reduction->inputs[0].get());
+    std::unordered_set<const Node*> seen;
+    int64_t bytes = 0;
+    while (!pending.empty()) {
+      const Node* node = pending.back();
+      pending.pop_back();
+      if (node->shape != loops.input_shape || !seen.insert(node).second) continue;
+      if (layout_.position.contains(node)) {
+        const ir::OpKind kind = ir::op_info(node->op).kind;
+        if (kind != ir::OpKind::Unary && kind != ir::OpKind::Binary &&
+            kind != ir::OpKind::Ternary) {
+          continue;
+        }
+        for (const ir::NodePtr& input : node->inputs) pending.push_back(input.get());
+        continue;
+      }
+      const int64_t row_bytes = loops.reduced * static_cast<int64_t>(dtype_size(node->dtype));
+      if (bytes + row_bytes > kStagedRowBytes) continue;
+      bytes += row_bytes;
+      const std::string name = "row_" + buffer_name(node);
+      writer_.line("__shared__ " + std::string(storage_type(node->dtype)) + " " + name + "[" +
+                   std::to_string(loops.reduced) + "];");
+      staged_rows_.emplace(node, name);
+    }
   }
 
   std::string leaf_expression(const Node* node, Index& index) {
@@ -561,6 +611,8 @@ class SourceEmitter {
     begin_entry(entry, "reduce");
     if (by_block) {
       for (const std::vector<ReductionState>& stage : stages) declare_shared_state(writer_, stage);
+      choose_staged_rows(loops,
+                         static_cast<int>(stages.size()) + (loops.in_final_loop.empty() ? 0 : 1));
     }
     writer_.open(by_block
                      ? "for (lz_i64 k = blockIdx.x; k < count; k += gridDim.x)"
@@ -584,7 +636,10 @@ class SourceEmitter {
       {
         Block block(*this);
         Index index = input_index(loops, kept_dims, "r");
+        loop_index_ = index;
+        staging_ = s == 0 ? Staging::Store : Staging::Load;
         accumulate_at(stages[s], s == 0 ? loops.in_first_loop : std::vector<const Node*>{}, index);
+        staging_ = Staging::Off;
       }
       writer_.close();
       if (by_block) combine_block(writer_, stages[s]);
@@ -603,12 +658,16 @@ class SourceEmitter {
       open_reduced_loop();
       Block block(*this);
       Index index = input_index(loops, kept_dims, "r");
+      loop_index_ = index;
+      staging_ = Staging::Load;
       for (const Node* output : loops.in_final_loop) {
         store(output, emit_value(output, index), linear_of(index));
       }
+      staging_ = Staging::Off;
       writer_.close();
     }
     reduction_values_.clear();
+    staged_rows_.clear();
     writer_.close();
     end_entry();
   }
@@ -701,6 +760,12 @@ class SourceEmitter {
   std::string lane_;
   std::map<std::pair<const Node*, std::string>, std::string> memo_;
   std::unordered_map<const Node*, std::string> reduction_values_;
+  /// Inputs staged in shared memory by the first pass over the reduced elements, and how the
+  /// pass being emitted reads them at loop_index_, its position (choose_staged_rows).
+  enum class Staging { Off, Store, Load };
+  std::unordered_map<const Node*, std::string> staged_rows_;
+  Staging staging_ = Staging::Off;
+  Index loop_index_;
 };
 
 }  // namespace

@@ -337,6 +337,27 @@ TEST(CudaCodegenTest, ABlockPerRowAsksForFullOccupancy) {
             std::string::npos);
 }
 
+TEST(CudaCodegenTest, ABlockPerRowStagesTheRowItReadsAgainInSharedMemory) {
+  // Softmax reads x in three passes (max, sum of exp, divide): the first keeps the block's row.
+  const lz::Tensor x = data({4, 8192}, lz::float32);
+  const std::vector<lz::passes::Kernel> kernels = kernels_of({lz::softmax(x, 1)});
+  ASSERT_EQ(kernels.size(), 1u);
+  const std::string staged =
+      lz::codegen::cuda::generate_cuda_source(kernels[0], "lz_k").definitions;
+  EXPECT_NE(staged.find("__shared__ float row_in0[8192];"), std::string::npos) << staged;
+  // A float64 row of 8192 (64 KiB) is over the budget: it is read from global memory again.
+  const lz::Tensor wide = data({4, 8192}, lz::float64);
+  const std::string unstaged =
+      lz::codegen::cuda::generate_cuda_source(kernels_of({lz::softmax(wide, 1)}).at(0), "lz_k")
+          .definitions;
+  EXPECT_EQ(unstaged.find("row_in0"), std::string::npos) << unstaged;
+  // One pass over the row (a plain sum) stages nothing.
+  const std::string one_pass =
+      lz::codegen::cuda::generate_cuda_source(kernels_of({lz::sum(x, {1})}).at(0), "lz_k")
+          .definitions;
+  EXPECT_EQ(one_pass.find("__shared__ float row_"), std::string::npos) << one_pass;
+}
+
 TEST(CudaCodegenTest, MatmulIsLeftToCublas) {
   const lz::Tensor product = lz::matmul(data({3, 4}, lz::float32), data({4, 2}, lz::float32));
   const std::vector<lz::passes::Kernel> kernels = kernels_of({product});

@@ -635,6 +635,10 @@ TEST(CudaEmulationTest, ChainedReductionStagesMatchTheInterpreter) {
     add_one_kernel({p / spread + lz::argmax(p - spread, 1, true).astype(lz::float32)},
                    "three stages and an argmax " + size);
   }
+  // Rows staged in shared memory: a bool mask and float32 scores, read by all three passes.
+  const lz::Tensor mask = data({5, 300}, lz::bool_);
+  add_one_kernel({lz::softmax(lz::where(mask, data({5, 300}, lz::float32), -1e9))},
+                 "masked softmax over staged rows");
   const lz::Tensor wide = sample({4, 6, 40}, lz::float64, 89);
   add_one_kernel({lz::log_softmax(wide, 2) + lz::softmax(wide, 2)}, "log_softmax beside softmax");
   const lz::Tensor ints = sample({4, 6, 40}, lz::int32, 97);
