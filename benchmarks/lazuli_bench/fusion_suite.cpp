@@ -98,6 +98,28 @@ class FusionSuite : public Suite {
       check(row, last.to_vector<float>(), expected);
       report.add(std::move(row));
     }
+    if (workload.build_one_line != nullptr) {
+      lz::Tensor last;
+      Row row = base;
+      row.variant = "lazuli one-liner";
+      const int64_t allocated = lz::stats().bytes_allocated;
+      const Timing timing = time_runs({options.warmup, options.repeat}, [&] {
+        const Stopwatch stopwatch;
+        lz::Tensor result = workload.build_one_line(inputs);
+        const double milliseconds = stopwatch.milliseconds();
+        last = std::move(result);
+        return milliseconds;
+      });
+      const int64_t runs = options.warmup + options.repeat;
+      const int64_t bytes_per_run =
+          (lz::stats().bytes_allocated - allocated) / std::max<int64_t>(1, runs);
+      row.median_ms = timing.median_ms;
+      row.kernels_per_run = timing.kernels_per_run;
+      check(row, last.to_vector<float>(), expected,
+            "waited inside the expression; " + std::to_string(bytes_per_run / (1 << 20)) +
+                " MiB allocated per run");
+      report.add(std::move(row));
+    }
 
     if (workload.eigen != nullptr) {
       std::vector<float> output(output_size);

@@ -39,6 +39,9 @@ struct Workload {
   lz::Tensor (*build)(const std::vector<lz::Tensor>& inputs);
   Reference hand;   // the hand-written OpenMP loop
   Reference eigen;  // nullptr when built without Eigen
+  /// The same expression waited for inside one line, so its C++ temporaries are alive at the
+  /// blocking point (the "lazuli one-liner" row); nullptr when the workload has none.
+  lz::Tensor (*build_one_line)(const std::vector<lz::Tensor>& inputs) = nullptr;
 };
 
 /// chain7, fma, sum, softmax, layernorm, mlp.
