@@ -13,6 +13,7 @@
 #include "frontend/settings.h"
 #include "ir/clone.h"
 #include "ir/dot.h"
+#include "ir/op.h"
 #include "ir/pending_list.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
@@ -42,22 +43,75 @@ FinishedEvaluation& last_finished() {
   return *finished;
 }
 
+/// An op whose result is cheap to compute again from its inputs: elementwise, movement (index
+/// arithmetic inside a kernel) or a generated leaf (full, arange, counter-based random).
+bool is_cheap_to_recompute(const ir::Node& node) {
+  switch (ir::op_info(node.op).kind) {
+    case ir::OpKind::Unary:
+    case ir::OpKind::Binary:
+    case ir::OpKind::Ternary:
+    case ir::OpKind::Movement: return true;
+    case ir::OpKind::Leaf: return node.op != ir::Op::Data;
+    case ir::OpKind::Reduction:
+    case ir::OpKind::LinearAlgebra: return false;
+  }
+  return false;
+}
+
+/// Which results an evaluation writes out, and how many held ones it leaves pending.
+struct KeptResults {
+  std::vector<bool> keep;
+  std::vector<ir::Node*> left;  // held, left pending
+};
+
 /// Whether each node's result must outlive this evaluation: it does when someone outside the
 /// graph (a user's Tensor, a pending node not being evaluated now) still holds it. Every other
 /// result is an intermediate that lives only inside this evaluation.
-std::vector<bool> results_to_keep(const ir::Graph& graph) {
+///
+/// A blocking point on some results (`graph.outputs`, the requested ones; waitall and the node
+/// budget request none and keep everything held) writes out only those, plus the held results
+/// that are expensive to compute again. A held intermediate stays pending, as if never
+/// evaluated, when it and everything it reads that is not written out now is cheap to recompute
+/// (is_cheap_to_recompute): a C++ temporary of a one-line expression, or `a * b` in
+/// `sum(a * b).item()`, costs no buffer and no store. A later read computes it from the
+/// results written out, never a matmul or a reduction again. A node is left pending once: when
+/// an evaluation computes it again, it is written out if still held, and what reads it is not
+/// left pending, so a loop such as `x = x * 0.9 + 1; sum(x).item();` recomputes at most one
+/// step and its graph cannot grow.
+KeptResults results_to_keep(const ir::Graph& graph) {
   const auto index = graph.index();
   // References held by the graph itself: its node list, its consumers' inputs, its outputs.
   std::vector<long> internal(graph.nodes.size(), 1);
   for (const ir::NodePtr& node : graph.nodes) {
     for (const ir::NodePtr& input : node->inputs) ++internal[index.at(input.get())];
   }
-  for (const ir::NodePtr& output : graph.outputs) ++internal[index.at(output.get())];
-  std::vector<bool> keep(graph.nodes.size());
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    keep[i] = graph.nodes[i].use_count() > internal[i];
+  std::vector<bool> requested(graph.nodes.size(), false);
+  for (const ir::NodePtr& output : graph.outputs) {
+    ++internal[index.at(output.get())];
+    requested[index.at(output.get())] = true;
   }
-  return keep;
+  const bool targeted = !graph.outputs.empty();
+  KeptResults result;
+  result.keep.assign(graph.nodes.size(), false);
+  // Recomputable later from what exists after this evaluation, by cheap ops only.
+  std::vector<bool> recomputable(graph.nodes.size(), false);
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::Node& node = *graph.nodes[i];
+    const bool held = graph.nodes[i].use_count() > internal[i];
+    if (node.is_evaluated()) {
+      result.keep[i] = held;
+      continue;
+    }
+    bool cheap = is_cheap_to_recompute(node) && !node.left_pending;
+    for (const ir::NodePtr& input : node.inputs) {
+      const size_t j = index.at(input.get());
+      cheap = cheap && (graph.nodes[j]->is_evaluated() || result.keep[j] || recomputable[j]);
+    }
+    recomputable[i] = cheap;
+    result.keep[i] = held && (!targeted || requested[i] || !cheap);
+    if (held && !result.keep[i]) result.left.push_back(graph.nodes[i].get());
+  }
+  return result;
 }
 
 /// Whether the dump directory exists or could be made; when not, says so on stderr and turns
@@ -351,13 +405,17 @@ void log_launch(const Settings& settings, const Launch& launch,
                 const passes::PassManager& manager) {
   const EvaluationRecord& record = launch.record;
   if (settings.log_level != LogLevel::Off) {
-    std::fprintf(stderr,
-                 "[lazuli] evaluation %llu: %s at %s on %s nodes=%lld kernels=%lld "
-                 "prepare=%.3fms\n",
-                 static_cast<unsigned long long>(record.number),
-                 evaluation_reason_name(record.reason), record.location.c_str(),
-                 launch.device.name().c_str(), static_cast<long long>(record.nodes),
-                 static_cast<long long>(record.kernels), record.prepare_milliseconds);
+    const std::string left_pending =
+        record.left_pending == 0 ? ""
+                                 : " left_pending=" + std::to_string(record.left_pending) +
+                                       " (held intermediates, cheap to recompute, not written)";
+    std::fprintf(
+        stderr,
+        "[lazuli] evaluation %llu: %s at %s on %s nodes=%lld kernels=%lld "
+        "prepare=%.3fms%s\n",
+        static_cast<unsigned long long>(record.number), evaluation_reason_name(record.reason),
+        record.location.c_str(), launch.device.name().c_str(), static_cast<long long>(record.nodes),
+        static_cast<long long>(record.kernels), record.prepare_milliseconds, left_pending.c_str());
   }
   if (settings.log_level == LogLevel::Debug) {
     for (const passes::PassTiming& timing : manager.timings()) {
@@ -380,7 +438,7 @@ void log_launch(const Settings& settings, const Launch& launch,
 /// promised buffers at once. Returns the launch instead of queuing it when `claim` is set and
 /// the stream is idle: the caller runs it, outside the graph lock. Called under the graph lock.
 std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason reason,
-                               std::source_location loc, bool claim) {
+                               std::source_location loc, bool claim, int64_t left_pending) {
   const auto start = std::chrono::steady_clock::now();
   Settings settings = current_settings();
   if (!settings.dump_directory.empty() && !dump_directory_usable(settings.dump_directory)) {
@@ -390,6 +448,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   record.number = ++evaluation_count;
   record.reason = reason;
   record.location = location_string(loc);
+  record.left_pending = left_pending;
   for (const ir::NodePtr& node : graph.nodes) record.nodes += node->is_evaluated() ? 0 : 1;
   if (!settings.dump_directory.empty()) dump(settings.dump_directory, graph, record);
   runtime::trace::Span span("launch", "evaluation");
@@ -462,7 +521,9 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
 
 std::shared_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason reason,
                                     std::source_location loc, bool claim) {
-  const std::vector<bool> keep = results_to_keep(graph);
+  const KeptResults kept = results_to_keep(graph);
+  const std::vector<bool>& keep = kept.keep;
+  for (ir::Node* node : kept.left) node->left_pending = true;
   std::vector<std::pair<Device, std::vector<ir::NodePtr>>> by_device;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::NodePtr& node = graph.nodes[i];
@@ -478,7 +539,8 @@ std::shared_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason rea
     // with to() is a data leaf on the other side. (Scalar constants have no device of their own
     // and are computed wherever they are used.)
     std::shared_ptr<Launch> here =
-        launch(ir::Graph::collect(outputs), device, reason, loc, claim && by_device.size() == 1);
+        launch(ir::Graph::collect(outputs), device, reason, loc, claim && by_device.size() == 1,
+               static_cast<int64_t>(kept.left.size()));
     if (here) claimed = std::move(here);
   }
   return claimed;

@@ -17,6 +17,8 @@ struct Launch;
 
 /// Launches the nodes of `graph` that someone outside it still holds, grouped by device, each
 /// group on its device's stream; they become data leaves holding promised buffers at once.
+/// When `graph.outputs` names the requested results, a held intermediate that is cheap to
+/// recompute stays pending instead (launch.cpp, results_to_keep).
 /// When `claim` is set and the evaluation has a single device whose stream is idle, the launch
 /// is returned instead of queued: the caller runs it with run_claimed, outside the graph lock.
 /// Called under the graph lock. Throws when the passes fail (nothing changed then) or when the

@@ -55,6 +55,9 @@ struct Node : std::enable_shared_from_this<Node> {
   uint64_t seed = 0;                        // random ops
   std::source_location location;            // the user's call that recorded this node
   std::shared_ptr<runtime::Buffer> buffer;  // set once computed
+  /// An evaluation already left this held result pending as cheap to recompute; the next one
+  /// that computes it writes it out if still held, so chains of recomputation cannot grow.
+  bool left_pending = false;
 
   // Membership in the pending list (ir/pending_list.h), changed only by that list.
   bool pending = false;

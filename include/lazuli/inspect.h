@@ -36,6 +36,10 @@ struct EvaluationRecord {
   std::string location;       // "file:line" of the user's call that blocked
   int64_t nodes = 0;          // recorded nodes computed
   int64_t kernels = 0;        // kernels launched for them
+  // Results a Tensor still holds that were left pending instead of written out: intermediates
+  // cheap to compute again (elementwise, movement, generated), e.g. the C++ temporaries of a
+  // one-line expression. Reading one later computes it then.
+  int64_t left_pending = 0;
   // Preparation: from the blocking point through the passes until the work was queued.
   double prepare_milliseconds = 0;
   // Wall time of the evaluation: from the blocking point until its results were computed (on a

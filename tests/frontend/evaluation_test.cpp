@@ -103,7 +103,7 @@ TEST_F(EvaluationTest, ComputedTensorsDropTheirInputs) {
   EXPECT_EQ(y.node()->op, lz::ir::Op::Data);
 }
 
-TEST_F(EvaluationTest, IntermediatesHeldByTheUserAreKeptOthersAreNot) {
+TEST_F(EvaluationTest, HeldIntermediatesCheapToRecomputeAreLeftPending) {
   const lz::Tensor x = lz::from_vector<float>({1, 2}, {2});
   const lz::Tensor held = x * 3;
   std::weak_ptr<lz::ir::Node> dropped;
@@ -114,20 +114,85 @@ TEST_F(EvaluationTest, IntermediatesHeldByTheUserAreKeptOthersAreNot) {
     result = lz::square(temporary);
   }
   EXPECT_EQ(result.to_vector<float>(), std::vector<float>({16, 49}));
-  EXPECT_TRUE(held.is_ready()) << "held by the user, so computed once and kept";
-  EXPECT_EQ(held.to_vector<float>(), std::vector<float>({3, 6}));
+  EXPECT_EQ(lz::last_evaluation().left_pending, 1);
+  EXPECT_FALSE(held.is_ready()) << "elementwise: computed inside the kernel, not written out";
   EXPECT_TRUE(dropped.expired()) << "no one holds it: freed with the graph";
+  const int64_t allocated = lz::stats().bytes_allocated;
+  EXPECT_EQ(held.to_vector<float>(), std::vector<float>({3, 6}));
+  EXPECT_EQ(lz::stats().bytes_allocated - allocated, 2 * 4) << "computed when read: its buffer";
 }
 
-TEST_F(EvaluationTest, PendingNodeSharedWithAnUnevaluatedConsumerIsComputedOnce) {
-  const lz::Tensor shared = lz::arange(1, 4) * 10;  // [10, 20, 30], not held below
+TEST_F(EvaluationTest, HeldResultsOfReductionsAndMatmulsAreWrittenOut) {
+  const lz::Tensor x = lz::from_vector<float>({1, 2, 3, 4}, {2, 2});
+  const lz::Tensor product = lz::matmul(x, x);  // [[7, 10], [15, 22]]
+  const lz::Tensor total = lz::sum(x);          // 10
+  const lz::Tensor shifted = product - total;   // reads both: cheap, so left pending
+  EXPECT_EQ(lz::sum(shifted).item<float>(), 54 - 40);
+  EXPECT_TRUE(product.is_ready());
+  EXPECT_TRUE(total.is_ready());
+  EXPECT_FALSE(shifted.is_ready());
+  // Reading it later computes only the subtraction: the matmul and the sum are not run again.
+  EXPECT_EQ(shifted.to_vector<float>(), std::vector<float>({-3, 0, 5, 12}));
+  EXPECT_EQ(lz::last_evaluation().kernels, 1);
+  EXPECT_EQ(lz::last_evaluation().nodes, 1);
+}
+
+TEST_F(EvaluationTest, AHeldValueReadingAnUnheldReductionIsWrittenOut) {
+  const lz::Tensor x = lz::from_vector<float>({1, 2, 3}, {3});
+  const lz::Tensor centred = x - lz::mean(x);  // the mean is held by no one
+  EXPECT_EQ(lz::sum(lz::square(centred)).item<float>(), 2);
+  EXPECT_TRUE(centred.is_ready()) << "recomputing it would compute the mean again";
+  EXPECT_EQ(centred.to_vector<float>(), std::vector<float>({-1, 0, 1}));
+}
+
+TEST_F(EvaluationTest, OneLineExpressionsWriteOnlyTheirResult) {
+  const std::vector<float> a_values{1, 2, 3}, b_values{4, 5, 6}, c_values{7, 8, 9};
+  const lz::Tensor a = lz::from_vector(a_values, {3});
+  const lz::Tensor b = lz::from_vector(b_values, {3});
+  const lz::Tensor c = lz::from_vector(c_values, {3});
+  int64_t allocated = lz::stats().bytes_allocated;
+  const std::vector<float> chain = (((a * b + c) * a - b) * 0.5 + c * c).to_vector<float>();
+  EXPECT_EQ(lz::stats().bytes_allocated - allocated, 3 * 4) << "the C++ temporaries: not written";
+  EXPECT_EQ(lz::last_evaluation().kernels, 1);
+  for (size_t i = 0; i < 3; ++i) {
+    const float a_i = a_values[i], b_i = b_values[i], c_i = c_values[i];
+    EXPECT_FLOAT_EQ(chain[i], ((a_i * b_i + c_i) * a_i - b_i) * 0.5f + c_i * c_i);
+  }
+  allocated = lz::stats().bytes_allocated;
+  EXPECT_EQ(lz::sum(a * b).item<float>(), 4 + 10 + 18);
+  EXPECT_EQ(lz::stats().bytes_allocated - allocated, 4) << "a * b is not written out";
+}
+
+TEST_F(EvaluationTest, ALoopLeavesAtMostOneStepPending) {
+  lz::Tensor x = lz::zeros({4});
+  double expected = 0;
+  for (int step = 0; step < 100; ++step) {
+    x = x * 0.5 + 1;
+    expected = expected * 0.5 + 1;
+    EXPECT_NEAR(lz::sum(x).item<float>(), 4 * expected, 1e-5) << "step " << step;
+    // At most two steps (two constants, mul and add each), the sum and the first step's zeros.
+    EXPECT_LE(lz::last_evaluation().nodes, 10) << "the recomputed part must not grow";
+  }
+  EXPECT_NEAR(x.to_vector<float>()[0], expected, 1e-6);
+}
+
+TEST_F(EvaluationTest, PendingNodeSharedWithAnUnevaluatedConsumerIsLeftPending) {
+  const lz::Tensor shared = lz::arange(1, 4) * 10;  // [10, 20, 30], held by `second` only
   const lz::Tensor first = lz::sum(shared);
   const lz::Tensor second = shared + 1;
   EXPECT_EQ(first.item<float>(), 60);
-  // `shared` is still needed by `second`, so it was kept as data instead of recomputed.
   ASSERT_EQ(second.node()->inputs.size(), 2u);
-  EXPECT_TRUE(second.node()->inputs[0]->is_evaluated());
+  EXPECT_FALSE(second.node()->inputs[0]->is_evaluated()) << "cheap: computed again for second";
   EXPECT_EQ(second.to_vector<float>(), std::vector<float>({11, 21, 31}));
+}
+
+TEST_F(EvaluationTest, WaitallComputesEveryHeldResult) {
+  const lz::Tensor x = lz::from_vector<float>({1, 2}, {2});
+  const lz::Tensor held = x * 3;
+  const lz::Tensor result = held + 1;
+  lz::waitall();
+  EXPECT_TRUE(held.is_ready());
+  EXPECT_TRUE(result.is_ready());
 }
 
 TEST_F(EvaluationTest, DroppedTensorsLeaveThePendingList) {
