@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <utility>
@@ -90,8 +91,10 @@ std::string encode(std::string_view key, std::string_view object) {
   return file;
 }
 
-/// The object in `file` if it is a complete, intact entry for exactly `key`.
-std::optional<std::string> decode(std::string_view file, std::string_view key) {
+/// The object in `file` if it is a complete, intact entry for exactly `key`; otherwise says why
+/// in `problem`.
+std::optional<std::string> decode(std::string_view file, std::string_view key,
+                                  std::string& problem) {
   Reader reader(file);
   std::string_view magic;
   uint64_t version = 0;
@@ -99,27 +102,47 @@ std::optional<std::string> decode(std::string_view file, std::string_view key) {
   std::string_view stored_key;
   uint64_t object_length = 0;
   std::string_view object;
-  if (!reader.bytes(magic, kMagic.size()) || magic != kMagic ||
-      !reader.integer(version, sizeof(uint32_t)) || version != kFormatVersion ||
-      !reader.integer(key_length, sizeof(uint64_t)) || !reader.bytes(stored_key, key_length) ||
-      stored_key != key || !reader.integer(object_length, sizeof(uint64_t)) ||
-      !reader.bytes(object, object_length)) {
+  if (!reader.bytes(magic, kMagic.size()) || magic != kMagic) {
+    problem = "it is not a lazuli cache entry";
+    return std::nullopt;
+  }
+  if (!reader.integer(version, sizeof(uint32_t)) || version != kFormatVersion) {
+    problem = "it has another format version";
+    return std::nullopt;
+  }
+  if (!reader.integer(key_length, sizeof(uint64_t)) || !reader.bytes(stored_key, key_length) ||
+      !reader.integer(object_length, sizeof(uint64_t)) || !reader.bytes(object, object_length)) {
+    problem = "it is cut short";
     return std::nullopt;
   }
   const size_t checked_bytes = reader.offset();
   uint64_t checksum = 0;
   if (!reader.integer(checksum, sizeof(uint64_t)) || reader.remaining() != 0 ||
       checksum != fnv1a(file.substr(0, checked_bytes))) {
+    problem = "it is damaged (its checksum does not match)";
+    return std::nullopt;
+  }
+  if (stored_key != key) {
+    problem = "it holds another kernel whose key has the same hash";
     return std::nullopt;
   }
   return std::string(object);
 }
 
-/// The whole file at `descriptor`, or nullopt when it cannot be read or is implausibly large.
-std::optional<std::string> read_all(int descriptor) {
+/// The whole file at `descriptor`, or nullopt (saying why in `problem`) when it is not a regular
+/// file, cannot be read or is implausibly large.
+std::optional<std::string> read_all(int descriptor, std::string& problem) {
   struct stat status {};
-  if (fstat(descriptor, &status) != 0 || !S_ISREG(status.st_mode) || status.st_size < 0 ||
-      status.st_size > kMaxFileBytes) {
+  if (fstat(descriptor, &status) != 0) {
+    problem = std::string("it cannot be examined (") + std::strerror(errno) + ")";
+    return std::nullopt;
+  }
+  if (!S_ISREG(status.st_mode)) {
+    problem = "it is not a regular file";
+    return std::nullopt;
+  }
+  if (status.st_size < 0 || status.st_size > kMaxFileBytes) {
+    problem = "it is larger than any entry this cache writes";
     return std::nullopt;
   }
   std::string contents(static_cast<size_t>(status.st_size), '\0');
@@ -127,7 +150,11 @@ std::optional<std::string> read_all(int descriptor) {
   while (done < contents.size()) {
     const ssize_t got = ::read(descriptor, contents.data() + done, contents.size() - done);
     if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) return std::nullopt;
+    if (got <= 0) {
+      problem = got < 0 ? std::string("it cannot be read (") + std::strerror(errno) + ")"
+                        : "it was cut short while being read";
+      return std::nullopt;
+    }
     done += static_cast<size_t>(got);
   }
   return contents;
@@ -174,18 +201,27 @@ std::string DiskCache::file_name(std::string_view key) {
   return name + std::string(kExtension);
 }
 
-std::optional<std::string> DiskCache::load(std::string_view key) const {
+std::optional<std::string> DiskCache::load(std::string_view key, std::string* problem) const {
   const fs::path path = directory_ / file_name(key);
-  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (descriptor < 0) return std::nullopt;
+  // Non-blocking, so that a FIFO or a device at the entry's path cannot stall the open; a
+  // regular file reads as usual.
+  const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (descriptor < 0) {
+    if (errno != ENOENT && problem != nullptr) {
+      *problem = path.string() + " cannot be opened (" + std::strerror(errno) + ")";
+    }
+    return std::nullopt;
+  }
+  std::string why;
   std::optional<std::string> object;
-  if (const std::optional<std::string> contents = read_all(descriptor)) {
-    object = decode(*contents, key);
+  if (const std::optional<std::string> contents = read_all(descriptor, why)) {
+    object = decode(*contents, key, why);
   }
   // Loading counts as use for eviction; failing to update the time (read-only cache) is fine.
   if (object) (void)::futimens(descriptor, nullptr);
   ::close(descriptor);
   if (!object) {
+    if (problem != nullptr) *problem = path.string() + " was not used: " + why;
     // Removing may race with a writer renaming a good entry into place; that costs one
     // recompilation, never a wrong object.
     std::error_code ignored;

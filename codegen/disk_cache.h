@@ -22,8 +22,10 @@ class DiskCache {
   /// `max_bytes` by removing the least recently used.
   DiskCache(std::filesystem::path directory, int64_t max_bytes);
 
-  /// The object stored under exactly `key`, or nullopt. Never throws; a damaged file is removed.
-  std::optional<std::string> load(std::string_view key) const;
+  /// The object stored under exactly `key`, or nullopt. Never throws; a file at the entry's
+  /// path that cannot be used (damaged, not a regular file, another key's) is removed, and
+  /// `problem`, when given, says which file and why (it stays empty for a plain miss).
+  std::optional<std::string> load(std::string_view key, std::string* problem = nullptr) const;
 
   /// Stores `object` under `key`, replacing what was there. False when the file could not be
   /// written (the caller decides whether to log it); never throws.

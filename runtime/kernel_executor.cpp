@@ -150,6 +150,10 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
     }
     return false;
   }
+  if (!lookup.disk_problem.empty() && options.log_level != LogLevel::Off) {
+    std::fprintf(stderr, "[lazuli]   kernel %d: kernel cache: %s; compiled again and replaced\n",
+                 kernel.id, lookup.disk_problem.c_str());
+  }
   const codegen::CompiledKernel& compiled = *lookup.kernel;
   if (dumping) {
     const std::filesystem::path stem = std::filesystem::path(options.dump_directory) /

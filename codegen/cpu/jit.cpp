@@ -100,17 +100,23 @@ class HostJit {
         take(jit_->createJITDylib(name + "#" + std::to_string(++library_count_)),
              "creating a library for " + name);
     library.addToLinkOrder(*runtime_);
-    if (llvm::Error error =
-            jit_->addObjectFile(library, llvm::MemoryBuffer::getMemBufferCopy(object, name))) {
-      fail("loading the object code of " + name, std::move(error));
+    try {
+      if (llvm::Error error =
+              jit_->addObjectFile(library, llvm::MemoryBuffer::getMemBufferCopy(object, name))) {
+        fail("loading the object code of " + name, std::move(error));
+      }
+      std::vector<void*> addresses;
+      for (const std::string& symbol : symbols) {
+        const llvm::JITEvaluatedSymbol found =
+            take(jit_->lookup(library, symbol), "finding " + symbol);
+        addresses.push_back(llvm::jitTargetAddressToPointer<void*>(found.getAddress()));
+      }
+      return addresses;
+    } catch (const Error&) {
+      // Nothing of the library is in use: drop it (and what it loaded) before reporting.
+      llvm::consumeError(jit_->getExecutionSession().removeJITDylib(library));
+      throw;
     }
-    std::vector<void*> addresses;
-    for (const std::string& symbol : symbols) {
-      const llvm::JITEvaluatedSymbol found =
-          take(jit_->lookup(library, symbol), "finding " + symbol);
-      addresses.push_back(llvm::jitTargetAddressToPointer<void*>(found.getAddress()));
-    }
-    return addresses;
   }
 
  private:
@@ -228,7 +234,7 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
   if (store != nullptr) {
     key = jit.target_id() + "\nLLVM " LLVM_VERSION_STRING "\n" +
           (is_memory_bound(kernel) ? "quick\n" : "") + module_text(*lowered.module);
-    object = store->load(key);
+    object = store->load(key, result.store_problem);
     result.from_disk = object.has_value();
   }
   result.times.lowering = milliseconds_since(start);
@@ -239,7 +245,21 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
   start = std::chrono::steady_clock::now();
   std::vector<std::string> symbols;
   for (const Phase& phase : lowered.phases) symbols.push_back(phase.symbol);
-  const std::vector<void*> addresses = jit.load(*object, name, symbols);
+  std::vector<void*> addresses;
+  try {
+    addresses = jit.load(*object, name, symbols);
+  } catch (const Error& error) {
+    if (!result.from_disk) throw;
+    // The entry passed its checksum, yet its code does not load (written by a faulty process,
+    // say): a miss, so that it cannot fail every later process too.
+    result.store_problem =
+        "the cached object code did not load (" + std::string(error.what()) + ")";
+    result.from_disk = false;
+    object = jit.compile(*lowered.module, is_memory_bound(kernel), dump, result.times);
+    store->store(key, *object);
+    start = std::chrono::steady_clock::now();
+    addresses = jit.load(*object, name, symbols);
+  }
   for (size_t i = 0; i < lowered.phases.size(); ++i) {
     result.phases.push_back({reinterpret_cast<PhaseFunction>(addresses[i]), lowered.phases[i]});
   }

@@ -48,6 +48,9 @@ struct CompileTimes {
 struct JitKernel {
   std::vector<LoadedPhase> phases;
   bool from_disk = false;  // the object code came from the ObjectStore
+  /// Why the ObjectStore's entry for this kernel was not used, compiled again and replaced;
+  /// empty when it was used or there was none.
+  std::string store_problem;
   CompileTimes times;
 };
 
@@ -57,12 +60,14 @@ struct JitKernel {
 class ObjectStore {
  public:
   virtual ~ObjectStore() = default;
-  virtual std::optional<std::string> load(const std::string& key) = 0;
+  /// The object stored under `key`, or nullopt; `problem` says why an entry there was not used.
+  virtual std::optional<std::string> load(const std::string& key, std::string& problem) = 0;
   virtual void store(const std::string& key, const std::string& object) = 0;
 };
 
 /// Lowers `kernel` and loads its code: from `store` when it has it (optimization and code
-/// generation are then skipped), else freshly compiled and saved there. Symbols are named after
+/// generation are then skipped), else freshly compiled and saved there. Stored code that fails
+/// to load is a miss: compiled again and replaced. Symbols are named after
 /// `name`. Fills `dump`, when given, with the IR and assembly (compiling even on a store hit).
 /// Throws UnsupportedKernel when the lowering does not handle the kernel.
 JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::string& name,

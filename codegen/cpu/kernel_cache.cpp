@@ -27,7 +27,9 @@ class DiskObjectStore : public ObjectStore {
   explicit DiskObjectStore(const std::string& directory)
       : cache_(directory, DiskCache::default_max_bytes()) {}
 
-  std::optional<std::string> load(const std::string& key) override { return cache_.load(key); }
+  std::optional<std::string> load(const std::string& key, std::string& problem) override {
+    return cache_.load(key, &problem);
+  }
 
   void store(const std::string& key, const std::string& object) override {
     if (!cache_.store(key, object) && !warned_.exchange(true)) {
@@ -101,7 +103,7 @@ KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& di
     // Another thread may have compiled the same kernel meanwhile; either copy is good.
     cache.kernels.insert_or_assign(std::move(key), compiled);
   }
-  return {compiled, source, built.times};
+  return {compiled, source, built.times, std::move(built.store_problem)};
 }
 
 void forget_compiled_kernels() {

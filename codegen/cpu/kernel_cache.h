@@ -25,6 +25,9 @@ struct KernelLookup {
   std::shared_ptr<const CompiledKernel> kernel;
   KernelSource source = KernelSource::Memory;
   CompileTimes times;  // all 0 for a memory hit
+  /// Why the disk cache's entry was not used (then compiled again and replaced); empty when
+  /// it was used or there was none.
+  std::string disk_problem;
 };
 
 /// The compiled code of `kernel` (is_compilable), compiling it on a miss. `disk_directory`

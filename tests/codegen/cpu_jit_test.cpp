@@ -19,6 +19,7 @@
 #include <sstream>
 
 #include "codegen/cpu/kernel_cache.h"
+#include "codegen/disk_cache.h"
 #include "runtime/thread_pool.h"
 
 namespace {
@@ -438,6 +439,42 @@ TEST(KernelCacheTest, DiskCacheServesNewProcessesAndRecoversFromDamagedFiles) {
     EXPECT_EQ(evaluate_fresh().kernels_compiled, 1) << "a damaged file is a miss";
     EXPECT_EQ(evaluate_fresh().disk_cache_hits, 1) << "and is rewritten";
   }
+  lz::set_cache_directory("");
+  std::filesystem::remove_all(directory);
+}
+
+TEST(KernelCacheTest, CachedCodeThatDoesNotLoadIsCompiledAgainAndReplaced) {
+  const std::filesystem::path directory = fresh_directory("lazuli_kernel_cache_unloadable");
+  lz::set_cache_directory(directory.string());
+  const auto evaluate_fresh = [] {
+    lz::codegen::forget_compiled_kernels();  // as if a new process started
+    lz::reset_stats();
+    const std::vector<double> sums = row_sums(5, 11);
+    EXPECT_EQ(sums[4], expected_row_sum(4, 11));
+    return lz::stats();
+  };
+  EXPECT_EQ(evaluate_fresh().kernels_compiled, 1);
+  ASSERT_EQ(cache_files(directory).size(), 1u);
+  // The same key with a checksum that matches, over object code that is not an object file.
+  const std::string entry = read_file(cache_files(directory)[0]);
+  uint64_t key_length = 0;
+  for (int i = 0; i < 8; ++i) {
+    key_length |= uint64_t{static_cast<unsigned char>(entry[12 + i])} << (8 * i);
+  }
+  const std::string key = entry.substr(20, key_length);
+  lz::codegen::DiskCache cache(directory, 1 << 30);
+  ASSERT_TRUE(cache.store(key, std::string(4096, '\x7f')));
+  ASSERT_TRUE(cache.load(key).has_value()) << "the damaged entry passes the cache's checks";
+
+  lz::set_log_level(lz::LogLevel::Info);
+  testing::internal::CaptureStderr();
+  const lz::Stats recovered = evaluate_fresh();
+  const std::string log = testing::internal::GetCapturedStderr();
+  lz::set_log_level(lz::LogLevel::Off);
+  EXPECT_EQ(recovered.kernels_compiled, 1) << "before: every later evaluation failed";
+  EXPECT_NE(log.find("the cached object code did not load"), std::string::npos) << log;
+  EXPECT_NE(log.find("compiled again and replaced"), std::string::npos) << log;
+  EXPECT_EQ(evaluate_fresh().disk_cache_hits, 1) << "the entry was replaced";
   lz::set_cache_directory("");
   std::filesystem::remove_all(directory);
 }

@@ -1,6 +1,7 @@
 #include "codegen/disk_cache.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,6 +174,45 @@ TEST_F(DiskCacheTest, RandomGarbageIsAMissAndIsRemoved) {
   }
   ASSERT_TRUE(cache.store("key", "object"));
   EXPECT_EQ(cache.load("key"), "object");
+}
+
+TEST_F(DiskCacheTest, AFifoAtAnEntrysPathIsAMissNotAHang) {
+  DiskCache cache(root_, 1 << 20);
+  const fs::path path = root_ / DiskCache::file_name("key");
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  std::string problem;
+  EXPECT_EQ(cache.load("key", &problem), std::nullopt);  // before: open() waited for a writer
+  EXPECT_NE(problem.find("not a regular file"), std::string::npos) << problem;
+  EXPECT_NE(problem.find(path.string()), std::string::npos) << problem;
+  EXPECT_FALSE(fs::exists(path));
+  ASSERT_TRUE(cache.store("key", "object"));
+  EXPECT_EQ(cache.load("key"), "object");
+}
+
+TEST_F(DiskCacheTest, AnEntryNotUsedSaysWhy) {
+  DiskCache cache(root_, 1 << 20);
+  const fs::path path = root_ / DiskCache::file_name("key");
+  const auto problem_with = [&](std::string_view contents) {
+    write_file(path, contents);
+    std::string problem;
+    EXPECT_EQ(cache.load("key", &problem), std::nullopt);
+    return problem;
+  };
+  ASSERT_TRUE(cache.store("key", "object"));
+  const std::string good = read_file(path);
+  EXPECT_NE(problem_with("garbage").find("not a lazuli cache entry"), std::string::npos);
+  EXPECT_NE(problem_with(good.substr(0, good.size() - 12)).find("cut short"), std::string::npos);
+  std::string flipped = good;
+  flipped[good.size() - 10] ^= 1;  // a byte of the object
+  EXPECT_NE(problem_with(flipped).find("checksum"), std::string::npos);
+  ASSERT_TRUE(cache.store("other key", "object"));
+  fs::rename(root_ / DiskCache::file_name("other key"), path);
+  std::string problem;
+  EXPECT_EQ(cache.load("key", &problem), std::nullopt);
+  EXPECT_NE(problem.find("another kernel"), std::string::npos) << problem;
+  problem.clear();
+  EXPECT_EQ(cache.load("absent", &problem), std::nullopt);
+  EXPECT_EQ(problem, "") << "a plain miss has no problem";
 }
 
 TEST_F(DiskCacheTest, StoreFailsWhenTheDirectoryCannotBeCreated) {
