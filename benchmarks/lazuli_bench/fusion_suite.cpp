@@ -1,9 +1,9 @@
 // The fusion suite: each workload at each size, timed as lazuli fused, lazuli unfused, the
-// hand-written OpenMP loop, Eigen and numpy; lazuli's and Eigen's results checked against the
-// hand-written loop's.
+// hand-written OpenMP loop, Eigen, numpy and (--peers) JAX, PyTorch and Dr.Jit; every result
+// checked against the hand-written loop's.
 #include "compile_time.h"
 #include "experiment.h"
-#include "numpy_reference.h"
+#include "peer_reference.h"
 #include "suite.h"
 #include "timing.h"
 #include "workloads.h"
@@ -15,7 +15,8 @@ class FusionSuite : public Suite {
  public:
   std::string_view name() const override { return "fusion"; }
   std::string_view description() const override {
-    return "fused lazuli vs unfused lazuli vs a hand-written OpenMP loop, Eigen and numpy";
+    return "fused lazuli vs unfused lazuli vs a hand-written OpenMP loop, Eigen, numpy and, with "
+           "--peers, JAX, PyTorch and Dr.Jit";
   }
   std::vector<std::string> workload_lines() const override {
     std::vector<std::string> lines;
@@ -130,12 +131,22 @@ class FusionSuite : public Suite {
       report.add(std::move(row));
     }
 
-    if (options.numpy) {
+    std::vector<std::string> frameworks;
+    if (options.numpy) frameworks.push_back("numpy");
+    if (options.peers) {
+      frameworks.insert(frameworks.end(), peer_frameworks().begin(), peer_frameworks().end());
+    }
+    for (const std::string& framework : frameworks) {
       Row row = base;
-      row.variant = "numpy";
-      row.median_ms = numpy_median_milliseconds(workload, problem, options.warmup, options.repeat,
-                                                thread_count());
-      row.check = numpy_available() ? "" : "numpy not installed";
+      row.variant = framework;
+      const PeerRun run = run_peer(options.python, framework, workload, problem, data,
+                                   options.warmup, options.repeat, thread_count());
+      row.median_ms = run.median_ms;
+      if (run.median_ms) {
+        check(row, run.output, expected);
+      } else {
+        row.check = run.problem;
+      }
       report.add(std::move(row));
     }
   }

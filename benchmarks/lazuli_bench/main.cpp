@@ -5,8 +5,8 @@
 #include <fstream>
 #include <iostream>
 
-#include "numpy_reference.h"
 #include "options.h"
+#include "peer_reference.h"
 #include "suite.h"
 #include "timing.h"
 
@@ -61,9 +61,9 @@ int run(int argc, char** argv) {
       "no (not found at configure time)"
 #endif
             << ", numpy "
-            << (!options.numpy      ? "off"
-                : numpy_available() ? "yes"
-                                    : "not installed")
+            << (!options.numpy                    ? "off"
+                : numpy_available(options.python) ? "yes"
+                                                  : "not installed")
             << "\n";
 
   Report report(std::cout);

@@ -45,7 +45,7 @@ Size parse_size(const std::string& text) {
 }
 
 std::string usage() {
-  return R"(lazuli-bench: lazuli against a hand-written OpenMP loop, Eigen and numpy.
+  return R"(lazuli-bench: lazuli against a hand-written OpenMP loop, Eigen, numpy and other peers.
 
 usage: lazuli-bench [options]
   --suite NAME[,NAME]   suites to run (default: all; --list names them)
@@ -56,6 +56,9 @@ usage: lazuli-bench [options]
   --warmup N            untimed runs before them (default: 1)
   --json FILE           also write the rows as JSON
   --no-numpy            skip the numpy column
+  --peers               add JAX (jit), PyTorch (eager), torch.compile and Dr.Jit columns to the
+                        fusion suite, where --python can import them (README.md here)
+  --python EXE          the Python of the numpy and peer columns (default: python3)
   --no-compile-time     skip the compile-time report
   --help                this text
 
@@ -94,6 +97,10 @@ Options parse_options(int argc, char** argv) {
       options.list = true;
     } else if (arg == "--no-numpy") {
       options.numpy = false;
+    } else if (arg == "--peers") {
+      options.peers = true;
+    } else if (arg == "--python") {
+      options.python = value();
     } else if (arg == "--no-compile-time") {
       options.compile_time = false;
     } else if (arg == "--help" || arg == "-h") {

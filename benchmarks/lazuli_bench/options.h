@@ -23,8 +23,10 @@ struct Options {
   std::string json_path;               // empty: no JSON
   bool list = false;
   bool help = false;
-  bool numpy = true;         // --no-numpy skips the numpy column
-  bool compile_time = true;  // --no-compile-time skips the compile-time report
+  bool numpy = true;               // --no-numpy skips the numpy column
+  bool peers = false;              // --peers adds JAX, PyTorch, torch.compile and Dr.Jit columns
+  std::string python = "python3";  // --python: the interpreter of the numpy and peer columns
+  bool compile_time = true;        // --no-compile-time skips the compile-time report
 };
 
 /// A command line lazuli-bench cannot run; the message says what is wrong.

@@ -1,0 +1,35 @@
+// The peer columns (numpy, and with --peers JAX, PyTorch eager, torch.compile and Dr.Jit): one
+// Python subprocess per framework, workload and size runs peer_reference.py on the very inputs
+// lazuli gets, times the same expression with time.perf_counter, and hands its result back so
+// that the row is checked like lazuli's.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "workloads.h"
+
+namespace lazuli_bench {
+
+/// The frameworks --peers adds after numpy.
+const std::vector<std::string>& peer_frameworks();
+
+/// One framework's run of a workload: its median, its result, or why there is none.
+struct PeerRun {
+  std::optional<double> median_ms;
+  std::vector<float> output;  // the last run's result, row-major
+  std::string problem;        // "jax not installed", ...; empty when it ran
+};
+
+/// Runs `framework` on `workload` at `problem`'s shapes with the inputs `data` (one vector per
+/// input), through `python` (an interpreter that can import the framework), with OpenMP and
+/// BLAS limited to `threads`.
+PeerRun run_peer(const std::string& python, const std::string& framework, const Workload& workload,
+                 const Problem& problem, const std::vector<std::vector<float>>& data, int warmup,
+                 int repeat, int threads);
+
+/// Whether `python -c "import numpy"` succeeds (checked once per interpreter).
+bool numpy_available(const std::string& python);
+
+}  // namespace lazuli_bench
