@@ -7,6 +7,7 @@
 
 #include "options.h"
 #include "peer_reference.h"
+#include "plot.h"
 #include "suite.h"
 #include "timing.h"
 
@@ -74,6 +75,17 @@ int run(int argc, char** argv) {
     report.write_json(json);
     if (!json) {
       std::cerr << "lazuli-bench: cannot write " << options.json_path << "\n";
+      return 3;
+    }
+  }
+  if (!options.plot_path.empty()) {
+    std::ofstream plot(options.plot_path);
+    write_svg_plot(report.rows(),
+                   "lazuli-bench: median time per run, " + std::to_string(thread_count()) +
+                       " threads (log scale; shorter is faster)",
+                   plot);
+    if (!plot) {
+      std::cerr << "lazuli-bench: cannot write " << options.plot_path << "\n";
       return 3;
     }
   }

@@ -55,6 +55,7 @@ usage: lazuli-bench [options]
   --repeat N            timed runs per measurement, median reported (default: 5)
   --warmup N            untimed runs before them (default: 1)
   --json FILE           also write the rows as JSON
+  --plot FILE.svg       also draw the rows: a bar per variant and workload, log time scale
   --no-numpy            skip the numpy column
   --peers               add JAX (jit), PyTorch (eager), torch.compile and Dr.Jit columns to the
                         fusion suite, where --python can import them (README.md here)
@@ -93,6 +94,8 @@ Options parse_options(int argc, char** argv) {
       options.warmup = parse_count(arg, value(), 0);
     } else if (arg == "--json") {
       options.json_path = value();
+    } else if (arg == "--plot") {
+      options.plot_path = value();
     } else if (arg == "--list") {
       options.list = true;
     } else if (arg == "--no-numpy") {

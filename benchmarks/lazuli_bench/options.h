@@ -21,6 +21,7 @@ struct Options {
   int repeat = 5;                      // timed runs per measurement; the median is reported
   int warmup = 1;                      // untimed runs before them
   std::string json_path;               // empty: no JSON
+  std::string plot_path;               // empty: no SVG picture
   bool list = false;
   bool help = false;
   bool numpy = true;               // --no-numpy skips the numpy column

@@ -52,6 +52,8 @@ class Report {
   void add(CompileRow row);
 
   bool has_mismatch() const;
+  /// The timing rows so far, in the order they were added.
+  const std::vector<Row>& rows() const { return rows_; }
   /// {"rows": [...], "compile": [...]} with one object per row.
   void write_json(std::ostream& out) const;
 
