@@ -79,6 +79,11 @@ Tensor argmax(const Tensor& x, int axis, bool keepdims, std::source_location loc
   return reduce(Op::Argmax, x, {ir::normalize_axis("argmax", axis, node->shape)}, keepdims, loc);
 }
 
+Tensor argmin(const Tensor& x, int axis, bool keepdims, std::source_location loc) {
+  const ir::NodePtr& node = node_of(x, "argmin");
+  return reduce(Op::Argmin, x, {ir::normalize_axis("argmin", axis, node->shape)}, keepdims, loc);
+}
+
 Tensor Tensor::sum(Axes axes, bool keepdims, std::source_location loc) const {
   return lz::sum(*this, std::move(axes), keepdims, loc);
 }

@@ -35,6 +35,7 @@ void add_structural_attributes(Hasher& hasher, const Node& node) {
     case Op::Max:
     case Op::Min:
     case Op::Argmax:
+    case Op::Argmin:
       hasher.add_list(node.axes);
       hasher.add(node.keepdims ? 1 : 0);
       break;

@@ -44,7 +44,7 @@ struct Node : std::enable_shared_from_this<Node> {
   bool keepdims = false;          // reductions: reduced axes stay as size 1
   Shape shape;
   std::vector<NodePtr> inputs;
-  // Sum/Max/Min/Argmax: reduced axes (ascending, non-negative). Transpose: the permutation.
+  // Sum/Max/Min/Argmax/Argmin: reduced axes (ascending, non-negative). Transpose: the permutation.
   // Concatenate: {axis}.
   std::vector<int64_t> axes;
   // Slice: per axis, the first index and the step (non-zero); the extent is the node's shape.

@@ -42,6 +42,7 @@ constexpr std::array<OpInfo, kOpCount> kOpTable = {{
     {"max", OpKind::Reduction, 1},
     {"min", OpKind::Reduction, 1},
     {"argmax", OpKind::Reduction, 1},
+    {"argmin", OpKind::Reduction, 1},
     {"reshape", OpKind::Movement, 1},
     {"transpose", OpKind::Movement, 1},
     {"broadcast_to", OpKind::Movement, 1},

@@ -49,6 +49,7 @@ enum class Op : uint8_t {
   Max,
   Min,
   Argmax,
+  Argmin,
   // Movement.
   Reshape,      // to the node's shape
   Transpose,    // axes = permutation

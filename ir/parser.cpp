@@ -32,7 +32,8 @@ std::span<const std::string_view> attribute_keys(Op op) {
     case Op::Sum:
     case Op::Max:
     case Op::Min:
-    case Op::Argmax: return kReduction;
+    case Op::Argmax:
+    case Op::Argmin: return kReduction;
     case Op::Transpose: return kTranspose;
     case Op::Concatenate: return kConcatenate;
     case Op::Slice: return kSlice;

@@ -81,6 +81,7 @@ void append_attributes(std::string& out, const Node& node) {
     case Op::Max:
     case Op::Min:
     case Op::Argmax:
+    case Op::Argmin:
       out += "{axes=";
       append_list(out, node.axes);
       out += node.keepdims ? ", keepdims=true" : ", keepdims=false";

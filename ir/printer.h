@@ -19,8 +19,8 @@
 //   (shape), `slice` (extents), and every leaf.
 // - Attributes, in braces, appear only for the ops that use them, always all of them, in this
 //   order: full {value}; arange {start, step}; random_uniform {seed, low, high}; random_normal
-//   {seed, mean, std}; sum/max/min/argmax {axes, keepdims}; transpose {perm}; concatenate {axis};
-//   slice {starts, steps}.
+//   {seed, mean, std}; sum/max/min/argmax/argmin {axes, keepdims}; transpose {perm}; concatenate
+//   {axis}; slice {starts, steps}.
 // - Scalar values follow the node's dtype: integer and bool dtypes print ScalarParam::integer
 //   exactly; floating dtypes print ScalarParam::floating in the shortest form that reads back to
 //   the same double (`0.1`, `1e+300`, `-0`, `inf`, `-inf`, `nan`).

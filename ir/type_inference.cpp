@@ -145,7 +145,8 @@ TensorType infer_reduction(const Node& node) {
       fail(op, "axes " + list_string(node.axes) + " must be strictly ascending");
     }
   }
-  if (node.op == Op::Argmax && node.axes.size() != 1) {
+  const bool index_reduction = node.op == Op::Argmax || node.op == Op::Argmin;
+  if (index_reduction && node.axes.size() != 1) {
     fail(op, "reduces exactly one axis, got axes " + list_string(node.axes));
   }
   if (node.op == Op::Sum) check_not_bool(op, x.dtype);
@@ -166,7 +167,7 @@ TensorType infer_reduction(const Node& node) {
     else if (node.keepdims)
       shape.push_back(1);
   }
-  return {node.op == Op::Argmax ? int64 : x.dtype, std::move(shape)};
+  return {index_reduction ? int64 : x.dtype, std::move(shape)};
 }
 
 TensorType infer_transpose(const Node& node) {

@@ -1,4 +1,4 @@
-// Reductions: sum, max, min over a set of axes; argmax over one axis.
+// Reductions: sum, max, min over a set of axes; argmax and argmin over one axis.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -70,9 +70,10 @@ void extremum(const ir::Node& node, const T* in, T* out, bool is_max) {
   });
 }
 
-/// Index of the first maximum along node.axes[0]; the first NaN counts as the maximum.
+/// Index of the first maximum (is_max) or minimum along node.axes[0]; the first NaN counts as
+/// either, as in numpy.
 template <class T>
-void argmax(const ir::Node& node, const T* in, int64_t* out) {
+void arg_extremum(const ir::Node& node, const T* in, int64_t* out, bool is_max) {
   const Shape& shape = node.inputs[0]->shape;
   const int64_t axis = node.axes[0];
   int64_t outer = 1;
@@ -92,7 +93,7 @@ void argmax(const ir::Node& node, const T* in, int64_t* out) {
             break;
           }
         }
-        if (x > line[best * inner]) best = j;
+        if (is_max ? x > line[best * inner] : x < line[best * inner]) best = j;
       }
       out[o * inner + i] = best;
     }
@@ -108,7 +109,8 @@ void interpret_reduction(const ir::Node& node, const Buffer& x, Buffer& out) {
       case ir::Op::Sum: return sum(node, in, out.data_as<T>());
       case ir::Op::Max: return extremum(node, in, out.data_as<T>(), /*is_max=*/true);
       case ir::Op::Min: return extremum(node, in, out.data_as<T>(), /*is_max=*/false);
-      case ir::Op::Argmax: return argmax(node, in, out.data_as<int64_t>());
+      case ir::Op::Argmax: return arg_extremum(node, in, out.data_as<int64_t>(), true);
+      case ir::Op::Argmin: return arg_extremum(node, in, out.data_as<int64_t>(), false);
       default: fail_unsupported_dtype(node, x.dtype());
     }
   });

@@ -74,7 +74,7 @@ KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& di
     std::lock_guard lock(cache.mutex);
     if (auto found = cache.kernels.find(key); found != cache.kernels.end()) {
       counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
-      return {found->second, KernelSource::Memory, {}};
+      return {found->second, KernelSource::Memory, {}, {}};
     }
   }
 

@@ -41,11 +41,16 @@ struct Index {
   Value* linear = nullptr;
 };
 
+/// argmax and argmin: their result is a position along the reduced axis, not a value.
+bool is_index_reduction(const Node& reduction) {
+  return reduction.op == Op::Argmax || reduction.op == Op::Argmin;
+}
+
 /// The registers of one reduction's running state.
 struct Accumulator {
   llvm::AllocaInst* value = nullptr;
-  llvm::AllocaInst* flag = nullptr;   // max/min: a NaN was seen; argmax: likewise
-  llvm::AllocaInst* index = nullptr;  // argmax: position of the best element
+  llvm::AllocaInst* flag = nullptr;   // max/min: a NaN was seen; argmax/argmin: likewise
+  llvm::AllocaInst* index = nullptr;  // argmax/argmin: position of the best element
 };
 
 class KernelEmitter {
@@ -541,8 +546,9 @@ class KernelEmitter {
         return accumulator;
       case Op::Max:
       case Op::Min:
-      case Op::Argmax: {
-        const bool lowest = reduction->op != Op::Min;
+      case Op::Argmax:
+      case Op::Argmin: {
+        const bool lowest = reduction->op == Op::Max || reduction->op == Op::Argmax;
         Value* identity = nullptr;
         if (is_floating(dtype)) {
           identity = llvm::ConstantFP::getInfinity(type, lowest);
@@ -556,8 +562,9 @@ class KernelEmitter {
         }
         accumulator.value = local(type, identity);
         accumulator.flag = local(builder_.getInt1Ty(), builder_.getFalse());
-        if (reduction->op == Op::Argmax)
+        if (is_index_reduction(*reduction)) {
           accumulator.index = local(builder_.getInt64Ty(), constant(0));
+        }
         return accumulator;
       }
       default: break;
@@ -588,11 +595,15 @@ class KernelEmitter {
     }
     Value* seen_nan = builder_.CreateLoad(builder_.getInt1Ty(), accumulator.flag);
     Value* x_nan = is_floating(dtype) ? builder_.CreateFCmpUNO(x, x) : builder_.getFalse();
-    if (reduction->op == Op::Argmax) {
-      // The first maximum wins; the first NaN counts as the maximum.
-      Value* better = is_floating(dtype) ? builder_.CreateFCmpOGT(x, current)
-                      : dtype == bool_   ? builder_.CreateICmpUGT(x, current)
-                                         : builder_.CreateICmpSGT(x, current);
+    if (is_index_reduction(*reduction)) {
+      // The first maximum (minimum) wins; the first NaN counts as either.
+      const bool maximum = reduction->op == Op::Argmax;
+      Value* better =
+          is_floating(dtype)
+              ? (maximum ? builder_.CreateFCmpOGT(x, current) : builder_.CreateFCmpOLT(x, current))
+          : dtype == bool_
+              ? (maximum ? builder_.CreateICmpUGT(x, current) : builder_.CreateICmpULT(x, current))
+              : (maximum ? builder_.CreateICmpSGT(x, current) : builder_.CreateICmpSLT(x, current));
       Value* take =
           builder_.CreateAnd(builder_.CreateNot(seen_nan), builder_.CreateOr(x_nan, better));
       Value* best_index = builder_.CreateLoad(builder_.getInt64Ty(), accumulator.index);
@@ -631,7 +642,8 @@ class KernelEmitter {
     switch (reduction->op) {
       case Op::Sum:
         return dtype == float32 ? builder_.CreateFPTrunc(value, builder_.getFloatTy()) : value;
-      case Op::Argmax: return builder_.CreateLoad(builder_.getInt64Ty(), accumulator.index);
+      case Op::Argmax:
+      case Op::Argmin: return builder_.CreateLoad(builder_.getInt64Ty(), accumulator.index);
       default:
         if (!is_floating(dtype)) return value;
         return builder_.CreateSelect(builder_.CreateLoad(builder_.getInt1Ty(), accumulator.flag),
@@ -747,9 +759,9 @@ class KernelEmitter {
     const std::vector<std::vector<const Node*>>& stages = loops.stages;
     const Shape& input_shape = loops.input_shape;
     const std::vector<int64_t>& axes = loops.axes;
-    const bool has_argmax = std::any_of(stages.front().begin(), stages.front().end(),
-                                        [](const Node* r) { return r->op == Op::Argmax; });
-    if (loops.kept == 1 && loops.reduced >= kSplitReductionElements && !has_argmax) {
+    const bool has_index = std::any_of(stages.front().begin(), stages.front().end(),
+                                       [](const Node* r) { return is_index_reduction(*r); });
+    if (loops.kept == 1 && loops.reduced >= kSplitReductionElements && !has_index) {
       if (stages.size() > 1) {
         throw UnsupportedKernel("reductions to one value that read each other's results");
       }

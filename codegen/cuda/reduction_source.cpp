@@ -7,8 +7,8 @@ namespace {
 
 using ir::Op;
 
-/// The argmax index before any element was taken: larger than every real index, so it loses
-/// every tie, and read as 0 when nothing was taken (every element equals the identity).
+/// The argmax (argmin) index before any element was taken: larger than every real index, so it
+/// loses every tie, and read as 0 when nothing was taken (every element equals the identity).
 constexpr const char* kNoIndex = "9223372036854775807LL";
 
 const char* accumulator_type(const ReductionState& r) {
@@ -27,9 +27,14 @@ std::string state_name(const char* part, const ReductionState& r, const char* pr
   return std::string(prefix) + part + std::to_string(r.number);
 }
 
+/// max and argmax look for the largest element, min and argmin for the smallest.
+bool seeks_maximum(const ReductionState& r) {
+  return r.node->op == Op::Max || r.node->op == Op::Argmax;
+}
+
 std::string identity(const ReductionState& r) {
   if (r.node->op == Op::Sum) return is_floating(r.dtype) ? "0.0" : "0";
-  return extremum_identity(r.dtype, r.node->op != Op::Min);
+  return extremum_identity(r.dtype, seeks_maximum(r));
 }
 
 void declare_state_reset(SourceWriter& out, const ReductionState& r) {
@@ -61,7 +66,9 @@ void combine_warp(SourceWriter& out, const std::vector<ReductionState>& reductio
 
 }  // namespace
 
-bool tracks_index(const ReductionState& r) { return r.node->op == Op::Argmax; }
+bool tracks_index(const ReductionState& r) {
+  return r.node->op == Op::Argmax || r.node->op == Op::Argmin;
+}
 
 void declare_state(SourceWriter& out, const ReductionState& r) {
   out.line(std::string(accumulator_type(r)) + " " + state_name("acc", r) + " = " + identity(r) +
@@ -81,16 +88,18 @@ void update_state(SourceWriter& out, const ReductionState& r, const std::string&
           (is_floating(r.dtype) ? acc + " + (double)" + x : "lz_wrap_add(" + acc + ", " + x + ")") +
           ";");
       return;
-    case Op::Argmax: {
+    case Op::Argmax:
+    case Op::Argmin: {
       const std::string idx = state_name("idx", r);
+      const std::string better = seeks_maximum(r) ? " > " : " < ";
       if (tracks_nan(r)) {
         out.open("if (!" + nan + ")");
         out.line("if (" + x + " != " + x + ") { " + nan + " = true; " + idx + " = " + position +
-                 "; } else if (" + x + " > " + acc + ") { " + acc + " = " + x + "; " + idx + " = " +
-                 position + "; }");
+                 "; } else if (" + x + better + acc + ") { " + acc + " = " + x + "; " + idx +
+                 " = " + position + "; }");
         out.close();
       } else {
-        out.line("if (" + x + " > " + acc + ") { " + acc + " = " + x + "; " + idx + " = " +
+        out.line("if (" + x + better + acc + ") { " + acc + " = " + x + "; " + idx + " = " +
                  position + "; }");
       }
       return;
@@ -123,8 +132,10 @@ void combine_state(SourceWriter& out, const ReductionState& r, const char* other
                                      : "lz_wrap_add(" + acc + ", " + other_acc + ")") +
                ";");
       return;
-    case Op::Argmax: {
-      std::string take = "(" + other_acc + " > " + acc + " || (" + other_acc + " == " + acc +
+    case Op::Argmax:
+    case Op::Argmin: {
+      const std::string better = seeks_maximum(r) ? " > " : " < ";
+      std::string take = "(" + other_acc + better + acc + " || (" + other_acc + " == " + acc +
                          " && " + other_idx + " < " + idx + "))";
       if (tracks_nan(r)) {
         out.open("if (" + other_nan + " && (!" + nan + " || " + other_idx + " < " + idx + "))");
@@ -153,7 +164,8 @@ std::string result_expression(const ReductionState& r) {
   const std::string acc = state_name("acc", r);
   switch (r.node->op) {
     case Op::Sum: return r.dtype == float32 ? "(float)" + acc : acc;
-    case Op::Argmax: {
+    case Op::Argmax:
+    case Op::Argmin: {
       const std::string idx = state_name("idx", r);
       return "(" + idx + " == " + kNoIndex + " ? 0 : " + idx + ")";
     }

@@ -2,9 +2,10 @@
 // combine across a warp, a block and the blocks of a grid.
 //
 // Per reduction r the state is acc<r> (the value; float64 for floating sums, as the interpreter
-// accumulates), nan<r> (max/min/argmax of floats: a NaN was seen) and idx<r> (argmax: the index
-// of the best element). Threads fold their elements in increasing order and states combine by
-// index, so the first maximum and the first NaN win whatever order the states combine in.
+// accumulates), nan<r> (max/min/argmax/argmin of floats: a NaN was seen) and idx<r> (argmax/argmin:
+// the index of the best element). Threads fold their elements in increasing order and states
+// combine by index, so the first maximum and the first NaN win whatever order the states combine
+// in.
 #pragma once
 
 #include <string>
@@ -28,7 +29,7 @@ bool tracks_index(const ReductionState& r);
 
 /// Declares the state, holding the identity.
 void declare_state(SourceWriter& out, const ReductionState& r);
-/// Folds element `x`; `position` is its index along the reduced axis (argmax only).
+/// Folds element `x`; `position` is its index along the reduced axis (argmax and argmin only).
 void update_state(SourceWriter& out, const ReductionState& r, const std::string& x,
                   const std::string& position);
 /// Folds the state whose variables carry `other` as a prefix (other_acc0, ...).

@@ -296,6 +296,8 @@ Tensor max(const Tensor& x, Axes axes = {}, bool keepdims = false, LZ_HERE);
 Tensor min(const Tensor& x, Axes axes = {}, bool keepdims = false, LZ_HERE);
 /// Index (int64) of the first maximum along `axis`; a NaN counts as the maximum.
 Tensor argmax(const Tensor& x, int axis, bool keepdims = false, LZ_HERE);
+/// Index (int64) of the first minimum along `axis`; a NaN counts as the minimum (as in numpy).
+Tensor argmin(const Tensor& x, int axis, bool keepdims = false, LZ_HERE);
 
 // ---- Movement --------------------------------------------------------------------------------
 

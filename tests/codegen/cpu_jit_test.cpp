@@ -96,6 +96,8 @@ TEST(CpuJitTest, ReductionsOverEveryAxisAndDtype) {
     for (int axis : {0, 1, 2}) {
       expect_matches_interpreter([&] { return lz::argmax(sample(shape, dtype, 4), axis); },
                                  "argmax axis " + std::to_string(axis));
+      expect_matches_interpreter([&] { return lz::argmin(sample(shape, dtype, 8), axis); },
+                                 "argmin axis " + std::to_string(axis));
     }
   }
   for (int axis : {0, 1, 2}) {
@@ -113,6 +115,8 @@ TEST(CpuJitTest, NaNsInReductionsAndMaximum) {
   expect_matches_interpreter([&] { return lz::max(x(), {1}); }, "max with NaN");
   expect_matches_interpreter([&] { return lz::min(x(), {0}); }, "min with NaN");
   expect_matches_interpreter([&] { return lz::argmax(x(), 1); }, "argmax with NaN");
+  expect_matches_interpreter([&] { return lz::argmin(x(), 1); }, "argmin with NaN");
+  expect_matches_interpreter([&] { return lz::argmin(x(), 0); }, "argmin with NaN, axis 0");
   expect_matches_interpreter([&] { return lz::maximum(x(), 2.0); }, "maximum with NaN");
   expect_matches_interpreter([&] { return lz::relu(x()); }, "relu with NaN");
   expect_matches_interpreter([&] { return x().astype(lz::int32); }, "NaN to int");

@@ -608,6 +608,12 @@ TEST(CudaEmulationTest, SoftmaxLayerNormAndNaNsMatchTheInterpreter) {
   batch.add({lz::max(nans, {1}), lz::min(nans, {0}), lz::argmax(nans, 1), lz::argmax(nans, 0),
              lz::relu(nans)},
             "NaNs by block and by thread");
+  batch.add({lz::argmin(nans, 1), lz::argmin(nans, 0)}, "argmin with NaNs by block and by thread");
+  for (lz::DType dtype : {lz::int32, lz::int64, lz::bool_, lz::float32}) {
+    const lz::Tensor ties = data({12, 300}, dtype);  // many equal values: the first must win
+    batch.add({lz::argmin(ties, 1), lz::argmin(ties, 0)},
+              std::string("argmin of ties ") + lz::dtype_name(dtype));
+  }
   const lz::Tensor nans32 = data_with_nans({12, 100}, 3, 250).astype(lz::float32);
   batch.add({lz::max(nans32, {1}), lz::argmax(nans32, 1), lz::sum(nans32, {0})}, "NaNs float32");
   batch.run_and_compare();

@@ -714,6 +714,8 @@ class ApiFuzzer {
   }
 
   void argmax_call() {
+    const bool minimum = chance(0.5);
+    const std::string name = minimum ? "argmin" : "argmax";
     const Tensor x = operand();
     const int axis = random_axis(x.defined() ? x.ndim() : 1);
     const bool keepdims = chance(0.4);
@@ -730,8 +732,8 @@ class ApiFuzzer {
         expected = accepted(int64, shape);
       }
     }
-    perform("argmax", "argmax(" + type_string(x) + ", " + std::to_string(axis) + ")", expected,
-            [&] { return argmax(x, axis, keepdims); });
+    perform(name, name + "(" + type_string(x) + ", " + std::to_string(axis) + ")", expected,
+            [&] { return minimum ? argmin(x, axis, keepdims) : argmax(x, axis, keepdims); });
   }
 
   void movement() {

@@ -251,6 +251,7 @@ TEST_F(ErrorsTest, ReductionOverAnOutOfRangeAxisNamesTheShapeAndTheValidAxes) {
   expect_error([&] { return lz::min(x, {2}); }, {"[min]", "axis 2", "(2,3)"});
   expect_error([&] { return lz::argmax(x, 2); }, {"[argmax]", "axis 2", "(2,3)", "-2..1"});
   expect_error([&] { return lz::argmax(x, -3); }, {"[argmax]", "axis -3", "(2,3)"});
+  expect_error([&] { return lz::argmin(x, 2); }, {"[argmin]", "axis 2", "(2,3)", "-2..1"});
 }
 
 TEST_F(ErrorsTest, ReductionOfAZeroDimensionalTensorOverAnAxisSaysItHasNoAxes) {

@@ -118,6 +118,7 @@ inline NodePtr sample_node(Op op) {
     case Op::Max: return reduce(op, data(float64, {2, 3, 4}), {1}, false);
     case Op::Min: return reduce(op, data(int64, {2, 3}), {0, 1}, false);
     case Op::Argmax: return reduce(op, data(int32, {2, 3, 4}), {2}, true);
+    case Op::Argmin: return reduce(op, data(float32, {2, 3, 4}), {0}, false);
     case Op::Reshape:
       return make_node(op, {data(float32, {2, 6})}, [](Node& node) { node.shape = {3, 4}; });
     case Op::Transpose:

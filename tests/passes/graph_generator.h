@@ -384,8 +384,9 @@ class GraphGenerator {
     NodePtr x = op == Op::Sum ? pick_dtype([](DType d) { return d != bool_; }) : pick_any();
     if (op == Op::Sum) x = squash(x, kModerate);
     std::vector<int64_t> axes = random_axes(x->ndim());
-    if (op == Op::Argmax) {
-      if (x->ndim() == 0) throw Error("[fuzz] argmax needs an axis");
+    const bool index_reduction = op == Op::Argmax || op == Op::Argmin;
+    if (index_reduction) {
+      if (x->ndim() == 0) throw Error("[fuzz] argmax and argmin need an axis");
       axes = {uniform(0, x->ndim() - 1)};
     }
     int64_t reduced = 1;
@@ -398,7 +399,7 @@ class GraphGenerator {
                     n.axes = axes;
                     n.keepdims = keepdims;
                   }),
-        op == Op::Argmax ? static_cast<double>(x->size()) : b);
+        index_reduction ? static_cast<double>(x->size()) : b);
   }
 
   Shape reshape_target(const Shape& shape) {

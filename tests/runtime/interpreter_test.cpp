@@ -430,6 +430,17 @@ TEST(InterpreterTest, ArgmaxOfBoolIsTheFirstTrue) {
   EXPECT_EQ(run<int64_t>(reduce(Op::Argmax, x, {1})), (std::vector<int64_t>{1, 0}));
 }
 
+TEST(InterpreterTest, ArgminReturnsTheFirstOfTiedMinimaAndTheFirstNan) {
+  const NodePtr ints = data<int32_t>({2, 3}, {4, 1, 1, 2, 2, 7});
+  EXPECT_EQ(run<int64_t>(reduce(Op::Argmin, ints, {1})), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(run<int64_t>(reduce(Op::Argmin, ints, {0})), (std::vector<int64_t>{1, 0, 0}));
+  // As numpy: a NaN counts as the minimum; +inf everywhere gives the first position.
+  const NodePtr floats = data<float>({2, 4}, {3.0f, kNan, -5.0f, kNan, kInf, kInf, kInf, kInf});
+  EXPECT_EQ(run<int64_t>(reduce(Op::Argmin, floats, {1})), (std::vector<int64_t>{1, 0}));
+  const NodePtr bools = data<bool>({2, 3}, {true, false, false, true, true, true});
+  EXPECT_EQ(run<int64_t>(reduce(Op::Argmin, bools, {1})), (std::vector<int64_t>{1, 0}));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Movement
 
