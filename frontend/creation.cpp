@@ -28,7 +28,8 @@ void check_shape(std::string_view op, const Shape& shape) {
 
 template <Element T>
 requires(!std::is_same_v<T, bool>) Tensor
-    from_vector(const std::vector<T>& data, Shape shape, Device device, std::source_location loc) {
+    from_vector(const std::vector<T>& data, Shape shape, Device device, std::source_location loc)
+try {
   check_shape("from_vector", shape);
   if (static_cast<int64_t>(data.size()) != shape_size(shape)) {
     throw Error("[from_vector] " + std::to_string(data.size()) + " values cannot fill shape " +
@@ -51,6 +52,8 @@ requires(!std::is_same_v<T, bool>) Tensor
   node->shape = std::move(shape);
   node->buffer = std::move(buffer);
   return record(std::move(node));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 template Tensor from_vector(const std::vector<float>&, Shape, Device, std::source_location);
@@ -58,7 +61,7 @@ template Tensor from_vector(const std::vector<double>&, Shape, Device, std::sour
 template Tensor from_vector(const std::vector<int32_t>&, Shape, Device, std::source_location);
 template Tensor from_vector(const std::vector<int64_t>&, Shape, Device, std::source_location);
 
-Tensor full(Shape shape, double value, DType dtype, std::source_location loc) {
+Tensor full(Shape shape, double value, DType dtype, std::source_location loc) try {
   check_shape("full", shape);
   ir::NodePtr node = make_node(Op::Full, {}, loc);
   node->dtype = dtype;
@@ -69,19 +72,25 @@ Tensor full(Shape shape, double value, DType dtype, std::source_location loc) {
     node->params[0] = frontend::scalar_param("full", value, dtype);
   }
   return record(std::move(node));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor zeros(Shape shape, DType dtype, std::source_location loc) {
+Tensor zeros(Shape shape, DType dtype, std::source_location loc) try {
   check_shape("zeros", shape);
   return full(std::move(shape), 0, dtype, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor ones(Shape shape, DType dtype, std::source_location loc) {
+Tensor ones(Shape shape, DType dtype, std::source_location loc) try {
   check_shape("ones", shape);
   return full(std::move(shape), 1, dtype, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor arange(double start, double stop, double step, DType dtype, std::source_location loc) {
+Tensor arange(double start, double stop, double step, DType dtype, std::source_location loc) try {
   if (step == 0 || !std::isfinite(start) || !std::isfinite(stop) || !std::isfinite(step)) {
     throw Error(
         "[arange] needs finite bounds and a non-zero step, got start=" + std::to_string(start) +
@@ -104,10 +113,12 @@ Tensor arange(double start, double stop, double step, DType dtype, std::source_l
     frontend::scalar_param("arange", start + (count - 1) * step, dtype);
   }
   return record(std::move(node));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor random_uniform(Shape shape, uint64_t seed, double low, double high, DType dtype,
-                      std::source_location loc) {
+                      std::source_location loc) try {
   check_shape("random_uniform", shape);
   if (dtype == bool_)
     throw Error("[random_uniform] cannot produce bool; use an int or float dtype");
@@ -122,10 +133,12 @@ Tensor random_uniform(Shape shape, uint64_t seed, double low, double high, DType
   node->params[0] = ir::ScalarParam::of(low);
   node->params[1] = ir::ScalarParam::of(high);
   return record(std::move(node));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor random_normal(Shape shape, uint64_t seed, double mean, double std, DType dtype,
-                     std::source_location loc) {
+                     std::source_location loc) try {
   check_shape("random_normal", shape);
   if (!std::isfinite(mean) || !std::isfinite(std)) {
     throw Error("[random_normal] needs a finite mean and standard deviation, got mean=" +
@@ -138,6 +151,8 @@ Tensor random_normal(Shape shape, uint64_t seed, double mean, double std, DType 
   node->params[0] = ir::ScalarParam::of(mean);
   node->params[1] = ir::ScalarParam::of(std);
   return record(std::move(node));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 }  // namespace lz

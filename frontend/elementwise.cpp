@@ -23,7 +23,7 @@ DType compute_dtype(Op op, DType promoted) {
   return promoted;
 }
 
-Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) {
+Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) try {
   const std::string_view name = ir::op_name(op);
   const ir::NodePtr& a_node = node_of(a, name);
   const ir::NodePtr& b_node = node_of(b, name);
@@ -40,9 +40,11 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc)
   inputs.push_back(frontend::cast_node(a_node, dtype, loc));
   inputs.push_back(frontend::cast_node(b_node, dtype, loc));
   return record_elementwise(op, std::move(inputs), loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc) {
+Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc) try {
   if (b.tensor() != nullptr) return binary(op, a, *b.tensor(), loc);
   const std::string_view name = ir::op_name(op);
   const ir::NodePtr& a_node = node_of(a, name);
@@ -50,25 +52,33 @@ Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc
       compute_dtype(op, frontend::promote_with_scalar(a_node->dtype, b.scalar().category));
   ir::check_binary_dtype(op, dtype);  // before the number is recorded: a rejected op records none
   return binary(op, a, frontend::scalar(name, b.scalar(), dtype, loc), loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor binary(Op op, const ScalarOperand& a, const Tensor& b, std::source_location loc) {
+Tensor binary(Op op, const ScalarOperand& a, const Tensor& b, std::source_location loc) try {
   const std::string_view name = ir::op_name(op);
   const ir::NodePtr& b_node = node_of(b, name);
   const DType dtype = compute_dtype(op, frontend::promote_with_scalar(b_node->dtype, a.category));
   ir::check_binary_dtype(op, dtype);
   return binary(op, frontend::scalar(name, a, dtype, loc), b, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 /// exp, log, ... compute integers and bools in float32, as PyTorch does.
-Tensor floating_unary(Op op, const Tensor& x, std::source_location loc) {
+Tensor floating_unary(Op op, const Tensor& x, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, ir::op_name(op));
   const DType dtype = is_floating(node->dtype) ? node->dtype : float32;
   return record_elementwise(op, {cast(x, dtype, loc).node()}, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor unary(Op op, const Tensor& x, std::source_location loc) {
+Tensor unary(Op op, const Tensor& x, std::source_location loc) try {
   return record_elementwise(op, {node_of(x, ir::op_name(op))}, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 }  // namespace
@@ -131,7 +141,7 @@ Tensor relu(const Tensor& x, std::source_location loc) { return unary(Op::Relu, 
 Tensor abs(const Tensor& x, std::source_location loc) { return unary(Op::Abs, x, loc); }
 Tensor square(const Tensor& x, std::source_location loc) { return unary(Op::Square, x, loc); }
 
-Tensor pow(const Tensor& base, const Operand& exponent, std::source_location loc) {
+Tensor pow(const Tensor& base, const Operand& exponent, std::source_location loc) try {
   // As in numpy and PyTorch: an integer power with a negative exponent has no integer result.
   // (A tensor exponent cannot be checked before it is computed; see tensor.h.) The dtype it is
   // computed in decides: a bool base with an integer exponent is computed in int64.
@@ -148,6 +158,8 @@ Tensor pow(const Tensor& base, const Operand& exponent, std::source_location loc
     }
   }
   return binary(Op::Pow, base, exponent, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 Tensor pow(ScalarOperand base, const Tensor& exponent, std::source_location loc) {
   return binary(Op::Pow, base, exponent, loc);
@@ -165,7 +177,7 @@ Tensor minimum(ScalarOperand a, const Tensor& b, std::source_location loc) {
   return binary(Op::Minimum, a, b, loc);
 }
 
-Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source_location loc) {
+Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source_location loc) try {
   const ir::NodePtr& cond_node = node_of(cond, "where");
   if (cond_node->dtype != bool_) {
     throw Error(std::string("[where] condition must be bool, got ") + dtype_name(cond_node->dtype) +
@@ -202,6 +214,8 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source
   const Tensor a_value = value(a);
   const Tensor b_value = value(b);
   return record_elementwise(Op::Where, {cond_node, a_value.node(), b_value.node()}, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor astype(const Tensor& x, DType dtype, std::source_location loc) {

@@ -163,12 +163,18 @@ EvaluationRecord last_evaluation() {
   return frontend::last_launch_record();
 }
 
-void waitall(std::source_location loc) { frontend::evaluate_all(EvaluationReason::WaitAll, loc); }
+void waitall(std::source_location loc) try {
+  frontend::evaluate_all(EvaluationReason::WaitAll, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
 
-void eval_async(const std::vector<Tensor>& tensors, std::source_location loc) {
+void eval_async(const std::vector<Tensor>& tensors, std::source_location loc) try {
   std::vector<ir::NodePtr> roots;
   for (const Tensor& tensor : tensors) roots.push_back(frontend::node_of(tensor, "eval_async"));
   frontend::evaluate(std::move(roots), EvaluationReason::EvalAsync, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 }  // namespace lz

@@ -9,23 +9,23 @@ namespace lz {
 namespace {
 
 std::string describe(const std::vector<Tensor>& outputs, std::string_view op,
-                     std::string (*describe_graph)(const ir::Graph&)) {
+                     std::string (*describe_graph)(const ir::Graph&), std::source_location loc) {
   std::vector<ir::NodePtr> roots;
   roots.reserve(outputs.size());
-  for (const Tensor& tensor : outputs) roots.push_back(frontend::node_of(tensor, op));
+  for (const Tensor& tensor : outputs) roots.push_back(frontend::node_of(tensor, op, loc));
   return frontend::describe_pending(std::move(roots), describe_graph);
 }
 
 }  // namespace
 
-std::string ir_text(const std::vector<Tensor>& outputs) {
-  return describe(outputs, "ir_text",
-                  [](const ir::Graph& graph) { return ir::print_graph(graph); });
+std::string ir_text(const std::vector<Tensor>& outputs, std::source_location loc) {
+  return describe(
+      outputs, "ir_text", [](const ir::Graph& graph) { return ir::print_graph(graph); }, loc);
 }
 
-std::string ir_dot(const std::vector<Tensor>& outputs) {
-  return describe(outputs, "ir_dot",
-                  [](const ir::Graph& graph) { return ir::graph_to_dot(graph); });
+std::string ir_dot(const std::vector<Tensor>& outputs, std::source_location loc) {
+  return describe(
+      outputs, "ir_dot", [](const ir::Graph& graph) { return ir::graph_to_dot(graph); }, loc);
 }
 
 }  // namespace lz

@@ -5,7 +5,7 @@
 
 namespace lz {
 
-Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) {
+Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) try {
   const ir::NodePtr& a_node = frontend::node_of(a, "matmul");
   const ir::NodePtr& b_node = frontend::node_of(b, "matmul");
   const Shape& a_shape = a_node->shape;
@@ -50,6 +50,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) {
   if (b_shape.size() == 1) shape.pop_back();
   if (a_shape.size() == 1) shape.erase(shape.end() - (b_shape.size() == 1 ? 1 : 2));
   return reshape(product, std::move(shape), loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 }  // namespace lz

@@ -51,7 +51,7 @@ std::string list_string(const std::vector<int64_t>& values) {
 
 }  // namespace
 
-Tensor reshape(const Tensor& x, Shape shape, std::source_location loc) {
+Tensor reshape(const Tensor& x, Shape shape, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "reshape");
   int inferred_axis = -1;
   for (size_t d = 0; d < shape.size(); ++d) {
@@ -81,9 +81,11 @@ Tensor reshape(const Tensor& x, Shape shape, std::source_location loc) {
   ir::NodePtr reshaped = make_node(Op::Reshape, {node}, loc);
   reshaped->shape = std::move(shape);
   return record(std::move(reshaped));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor transpose(const Tensor& x, std::vector<int> perm, std::source_location loc) {
+Tensor transpose(const Tensor& x, std::vector<int> perm, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "transpose");
   ir::NodePtr transposed = make_node(Op::Transpose, {node}, loc);
   if (perm.empty()) {
@@ -106,18 +108,22 @@ Tensor transpose(const Tensor& x, std::vector<int> perm, std::source_location lo
     }
   }
   return record(std::move(transposed));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor broadcast_to(const Tensor& x, Shape shape, std::source_location loc) {
+Tensor broadcast_to(const Tensor& x, Shape shape, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "broadcast_to");
   if (node->shape == shape) return x;
   ir::NodePtr broadcast = make_node(Op::BroadcastTo, {node}, loc);
   broadcast->shape = std::move(shape);
   return record(std::move(broadcast));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64_t> stop,
-             std::vector<int64_t> step, std::source_location loc) {
+             std::vector<int64_t> step, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "slice");
   const size_t ndim = node->shape.size();
   if (start.size() != stop.size() || (!step.empty() && step.size() != start.size()) ||
@@ -147,9 +153,11 @@ Tensor slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64_t> s
     sliced->shape.push_back(count);
   }
   return record(std::move(sliced));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor concatenate(const std::vector<Tensor>& tensors, int axis, std::source_location loc) {
+Tensor concatenate(const std::vector<Tensor>& tensors, int axis, std::source_location loc) try {
   if (tensors.empty()) throw Error("[concatenate] needs at least one tensor");
   const ir::NodePtr& first = node_of(tensors[0], "concatenate");
   if (first->ndim() == 0) {
@@ -172,9 +180,11 @@ Tensor concatenate(const std::vector<Tensor>& tensors, int axis, std::source_loc
   ir::NodePtr joined = make_node(Op::Concatenate, std::move(inputs), loc);
   joined->axes = {normalized};
   return record(std::move(joined));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor expand_dims(const Tensor& x, int axis, std::source_location loc) {
+Tensor expand_dims(const Tensor& x, int axis, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "expand_dims");
   Shape shape = node->shape;
   const int result_ndim = node->ndim() + 1;  // the new axis may be one past the last
@@ -185,9 +195,11 @@ Tensor expand_dims(const Tensor& x, int axis, std::source_location loc) {
   }
   shape.insert(shape.begin() + (axis < 0 ? axis + result_ndim : axis), 1);
   return reshape_to(x, std::move(shape), loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor squeeze(const Tensor& x, std::vector<int> axes, std::source_location loc) {
+Tensor squeeze(const Tensor& x, std::vector<int> axes, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "squeeze");
   std::vector<bool> removed(node->shape.size(), false);
   if (axes.empty()) {
@@ -211,6 +223,8 @@ Tensor squeeze(const Tensor& x, std::vector<int> axes, std::source_location loc)
     if (!removed[d]) shape.push_back(node->shape[d]);
   }
   return reshape_to(x, std::move(shape), loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor Tensor::reshape(Shape shape, std::source_location loc) const {

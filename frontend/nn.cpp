@@ -16,7 +16,7 @@ Tensor shifted_by_max(const Tensor& x, int64_t axis, std::source_location loc) {
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int axis, std::source_location loc) {
+Tensor softmax(const Tensor& x, int axis, std::source_location loc) try {
   const ir::NodePtr& node = frontend::node_of(x, "softmax");
   const int64_t normalized = ir::normalize_axis("softmax", axis, node->shape);
   if (node->shape[normalized] == 0) return exp(x, loc);  // empty in, empty out
@@ -24,9 +24,11 @@ Tensor softmax(const Tensor& x, int axis, std::source_location loc) {
   const Tensor total = sum(exponentials, {static_cast<int>(normalized)}, /*keepdims=*/true, loc);
   return frontend::record(
       frontend::make_node(ir::Op::Div, {exponentials.node(), total.node()}, loc));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor log_softmax(const Tensor& x, int axis, std::source_location loc) {
+Tensor log_softmax(const Tensor& x, int axis, std::source_location loc) try {
   const ir::NodePtr& node = frontend::node_of(x, "log_softmax");
   const int64_t normalized = ir::normalize_axis("log_softmax", axis, node->shape);
   if (node->shape[normalized] == 0) return exp(x, loc);  // empty in, empty (floating) out
@@ -34,6 +36,8 @@ Tensor log_softmax(const Tensor& x, int axis, std::source_location loc) {
   const Tensor total = sum(exp(shifted, loc), {static_cast<int>(normalized)}, true, loc);
   return frontend::record(
       frontend::make_node(ir::Op::Sub, {shifted.node(), log(total, loc).node()}, loc));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 }  // namespace lz

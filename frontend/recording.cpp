@@ -48,7 +48,19 @@ ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_lo
   return node;
 }
 
-Tensor record(ir::NodePtr node) {
+void rethrow_at_user_line(const Error& error, std::source_location loc) {
+  if (error.location()) throw;
+  const std::string_view message = error.what();
+  const std::string where =
+      "at " + std::string(loc.file_name()) + ":" + std::to_string(loc.line()) + ": ";
+  const size_t op_end = message.starts_with('[') ? message.find("] ") : std::string_view::npos;
+  if (op_end == std::string_view::npos) throw Error(where + std::string(message), loc);
+  throw Error(
+      std::string(message.substr(0, op_end + 2)) + where + std::string(message.substr(op_end + 2)),
+      loc);
+}
+
+Tensor record(ir::NodePtr node) try {
   runtime::trace::Span span("record", ir::op_name(node->op));
   const bool pending = !node->is_evaluated();
   {
@@ -61,6 +73,8 @@ Tensor record(ir::NodePtr node) {
   }
   if (pending) after_recording(node);
   return Tensor(std::move(node));
+} catch (const Error& error) {
+  rethrow_at_user_line(error, node->location);
 }
 
 const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op) {
@@ -72,10 +86,19 @@ const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op) {
   return tensor.node();
 }
 
-Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc) {
+const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op,
+                           std::source_location loc) try {
+  return node_of(tensor, op);
+} catch (const Error& error) {
+  rethrow_at_user_line(error, loc);
+}
+
+Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc) try {
   const ir::NodePtr& input = node_of(tensor, "astype");
   if (input->dtype == dtype) return tensor;
   return Tensor(cast_node(input, dtype, loc));
+} catch (const Error& error) {
+  rethrow_at_user_line(error, loc);
 }
 
 ir::NodePtr cast_node(const ir::NodePtr& node, DType dtype, std::source_location loc) {

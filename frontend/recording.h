@@ -6,12 +6,19 @@
 #include <vector>
 
 #include "ir/node.h"
+#include "lazuli/error.h"
 #include "lazuli/tensor.h"
 
 namespace lz::frontend {
 
 /// A fresh, unrecorded node of `op` over `inputs`, attributed to the user's call at `loc`.
 ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_location loc);
+
+/// Rethrows `error`, the exception being handled, as an error about the user's call at `loc`: its
+/// message names the line ("[add] at train.cpp:12: shapes ...") and Error::location() returns it.
+/// An error that already names a line (an op recorded earlier failed) is rethrown unchanged. Every
+/// public op ends in a handler that calls this, so that no error leaves lazuli without the line.
+[[noreturn]] void rethrow_at_user_line(const Error& error, std::source_location loc);
 
 /// Infers and sets the node's dtype and shape, then adds it to the pending graph. Throws lz::Error
 /// (and records nothing) when the node is invalid. Evaluated nodes (data) are not pending.
@@ -20,6 +27,8 @@ Tensor record(ir::NodePtr node);
 /// The node behind `tensor`; throws "[op] got an empty tensor handle" for a default-constructed
 /// one.
 const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op);
+/// The same, for a call at `loc` that does nothing else that can fail: the error names that line.
+const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op, std::source_location loc);
 
 /// `tensor` converted to `dtype`; the same handle when it already has that dtype.
 Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc);

@@ -45,14 +45,16 @@ Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepdims,
 
 }  // namespace
 
-Tensor sum(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) {
+Tensor sum(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "sum");
   std::vector<int64_t> normalized = normalize_axes("sum", axes.list(), node->shape);
   const DType dtype = is_floating(node->dtype) ? node->dtype : int64;
   return reduce(Op::Sum, cast(x, dtype, loc), std::move(normalized), keepdims, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor mean(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) {
+Tensor mean(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "mean");
   std::vector<int64_t> normalized = normalize_axes("mean", axes.list(), node->shape);
   int64_t count = 1;
@@ -62,26 +64,36 @@ Tensor mean(const Tensor& x, Axes axes, bool keepdims, std::source_location loc)
   const Tensor total = reduce(Op::Sum, cast(x, dtype, loc), std::move(normalized), keepdims, loc);
   const Tensor divisor = frontend::scalar("mean", ScalarOperand(count), dtype, loc);
   return record(make_node(Op::Div, {total.node(), divisor.node()}, loc));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor max(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) {
+Tensor max(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "max");
   return reduce(Op::Max, x, normalize_axes("max", axes.list(), node->shape), keepdims, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor min(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) {
+Tensor min(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "min");
   return reduce(Op::Min, x, normalize_axes("min", axes.list(), node->shape), keepdims, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor argmax(const Tensor& x, int axis, bool keepdims, std::source_location loc) {
+Tensor argmax(const Tensor& x, int axis, bool keepdims, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "argmax");
   return reduce(Op::Argmax, x, {ir::normalize_axis("argmax", axis, node->shape)}, keepdims, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor argmin(const Tensor& x, int axis, bool keepdims, std::source_location loc) {
+Tensor argmin(const Tensor& x, int axis, bool keepdims, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "argmin");
   return reduce(Op::Argmin, x, {ir::normalize_axis("argmin", axis, node->shape)}, keepdims, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor Tensor::sum(Axes axes, bool keepdims, std::source_location loc) const {

@@ -60,18 +60,38 @@ std::shared_ptr<runtime::Buffer> launched_buffer(const ir::NodePtr& node) {
   return node->buffer;
 }
 
+/// then()'s evaluation, as a call of its own: an error the user's callback throws is not lazuli's.
+std::shared_ptr<runtime::Buffer> launched_for_then(const Tensor& tensor,
+                                                   std::source_location loc) try {
+  const ir::NodePtr& node = frontend::node_of(tensor, "then");
+  frontend::evaluate({node}, EvaluationReason::EvalAsync, loc);
+  return launched_buffer(node);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
 }  // namespace
 
 Tensor::Tensor(std::shared_ptr<ir::Node> node) : node_(std::move(node)) {}
 
-Shape Tensor::shape() const { return frontend::node_of(*this, "shape")->shape; }
-DType Tensor::dtype() const { return frontend::node_of(*this, "dtype")->dtype; }
-Device Tensor::device() const { return frontend::node_of(*this, "device")->device; }
-int64_t Tensor::size() const { return frontend::node_of(*this, "size")->size(); }
-int Tensor::ndim() const { return frontend::node_of(*this, "ndim")->ndim(); }
+Shape Tensor::shape(std::source_location loc) const {
+  return frontend::node_of(*this, "shape", loc)->shape;
+}
+DType Tensor::dtype(std::source_location loc) const {
+  return frontend::node_of(*this, "dtype", loc)->dtype;
+}
+Device Tensor::device(std::source_location loc) const {
+  return frontend::node_of(*this, "device", loc)->device;
+}
+int64_t Tensor::size(std::source_location loc) const {
+  return frontend::node_of(*this, "size", loc)->size();
+}
+int Tensor::ndim(std::source_location loc) const {
+  return frontend::node_of(*this, "ndim", loc)->ndim();
+}
 
 template <Element T>
-T Tensor::item(std::source_location loc) const {
+T Tensor::item(std::source_location loc) const try {
   const ir::Node& node = *frontend::node_of(*this, "item");
   if (node.size() != 1) {
     throw Error("[item] needs a tensor of exactly one element, got shape " +
@@ -80,15 +100,19 @@ T Tensor::item(std::source_location loc) const {
   }
   check_read_type<T>("item", node);
   return computed(*this, EvaluationReason::Item, loc).data_as<T>()[0];
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 template <Element T>
-std::vector<T> Tensor::to_vector(std::source_location loc) const {
+std::vector<T> Tensor::to_vector(std::source_location loc) const try {
   const ir::Node& node = *frontend::node_of(*this, "to_vector");
   check_read_type<T>("to_vector", node);
   const runtime::Buffer& buffer = computed(*this, EvaluationReason::ToVector, loc);
   const T* data = buffer.data_as<T>();
   return std::vector<T>(data, data + buffer.size());
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 #define LZ_DEFINE_READ(T)                                 \
@@ -101,22 +125,24 @@ LZ_DEFINE_READ(int64_t)
 LZ_DEFINE_READ(bool)
 #undef LZ_DEFINE_READ
 
-void Tensor::wait_to_read(std::source_location loc) const {
+void Tensor::wait_to_read(std::source_location loc) const try {
   frontend::evaluate({frontend::node_of(*this, "wait_to_read")}, EvaluationReason::WaitToRead, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-void Tensor::eval_async(std::source_location loc) const {
+void Tensor::eval_async(std::source_location loc) const try {
   frontend::evaluate({frontend::node_of(*this, "eval_async")}, EvaluationReason::EvalAsync, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
-bool Tensor::is_ready() const {
-  return frontend::is_computed(frontend::node_of(*this, "is_ready"));
+bool Tensor::is_ready(std::source_location loc) const {
+  return frontend::is_computed(frontend::node_of(*this, "is_ready", loc));
 }
 
 void Tensor::then(std::function<void()> callback, std::source_location loc) const {
-  const ir::NodePtr& node = frontend::node_of(*this, "then");
-  frontend::evaluate({node}, EvaluationReason::EvalAsync, loc);
-  const std::shared_ptr<runtime::Buffer> buffer = launched_buffer(node);
+  const std::shared_ptr<runtime::Buffer> buffer = launched_for_then(*this, loc);
   if (buffer->is_computed()) {
     callback();
     return;
@@ -142,7 +168,7 @@ void Tensor::then(std::function<void()> callback, std::source_location loc) cons
   }
 }
 
-Tensor Tensor::to(Device device, std::source_location loc) const {
+Tensor Tensor::to(Device device, std::source_location loc) const try {
   const ir::NodePtr& source = frontend::node_of(*this, "to");
   if (source->device == device) return *this;
   frontend::evaluate({source}, EvaluationReason::EvalAsync, loc);
@@ -152,6 +178,8 @@ Tensor Tensor::to(Device device, std::source_location loc) const {
   node->shape = source->shape;
   node->buffer = launched_buffer(source);
   return frontend::record(std::move(node));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
 }
 
 }  // namespace lz

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "ir/pending_list.h"
+#include "lazuli/error.h"
 
 namespace lz::ir {
 namespace {
@@ -125,6 +126,12 @@ void Node::become_data(std::shared_ptr<runtime::Buffer> result) {
   inputs.clear();
   // `released` goes out of scope here; if it holds the last reference to a long chain, the
   // chain's ~Node calls drain it iteratively.
+}
+
+Error recorded_error(const Node& node, const std::string& reason) {
+  return Error("[" + std::string(op_name(node.op)) + "] recorded at " + node.location.file_name() +
+                   ":" + std::to_string(node.location.line()) + ": " + reason,
+               node.location);
 }
 
 }  // namespace lz::ir

@@ -4,11 +4,13 @@
 #include <cstdint>
 #include <memory>
 #include <source_location>
+#include <string>
 #include <vector>
 
 #include "ir/op.h"
 #include "lazuli/device.h"
 #include "lazuli/dtype.h"
+#include "lazuli/error.h"
 
 namespace lz::runtime {
 class Buffer;
@@ -80,6 +82,10 @@ struct Node : std::enable_shared_from_this<Node> {
 /// A new, empty node. Recording makes and frees nodes by the million, so their memory comes
 /// from a free list per thread instead of malloc.
 NodePtr new_node();
+
+/// The lz::Error about `node` failing while it ran: "[op] recorded at file:line: reason", whose
+/// location() is the user's line that recorded the node.
+Error recorded_error(const Node& node, const std::string& reason);
 
 /// The dtype a node's params are held in: the node's own for full and arange; float64 for the
 /// bounds of random ops, which are real numbers whatever dtype the result is rounded to.

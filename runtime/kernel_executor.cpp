@@ -46,10 +46,9 @@ passes::FusionPlan one_kernel_per_node(const ir::Graph& graph) {
 
 [[noreturn]] void fail_out_of_memory(const ir::Node& node) {
   const auto bytes = static_cast<long long>(node.size()) * dtype_size(node.dtype);
-  throw Error("[" + std::string(ir::op_name(node.op)) + "] recorded at " +
-              node.location.file_name() + ":" + std::to_string(node.location.line()) +
-              ": out of memory computing " + ir::type_text(node.dtype, node.shape) + " (" +
-              std::to_string(bytes) + " bytes)");
+  throw ir::recorded_error(node, "out of memory computing " +
+                                     ir::type_text(node.dtype, node.shape) + " (" +
+                                     std::to_string(bytes) + " bytes)");
 }
 
 /// Interprets one node; running out of memory becomes an lz::Error naming the op and the line
@@ -300,9 +299,7 @@ std::exception_ptr attributed_to(const passes::Kernel& kernel, std::exception_pt
   try {
     std::rethrow_exception(error);
   } catch (const Error& named) {
-    if (std::string_view(named.what()).find(" recorded at ") != std::string_view::npos) {
-      return error;
-    }
+    if (named.location()) return error;
   } catch (...) {
   }
   std::string reason = "unknown failure";
@@ -312,10 +309,7 @@ std::exception_ptr attributed_to(const passes::Kernel& kernel, std::exception_pt
     reason = failure.what();
   } catch (...) {
   }
-  const ir::Node& node = *kernel.nodes.back();
-  return std::make_exception_ptr(Error("[" + std::string(ir::op_name(node.op)) + "] recorded at " +
-                                       node.location.file_name() + ":" +
-                                       std::to_string(node.location.line()) + ": " + reason));
+  return std::make_exception_ptr(ir::recorded_error(*kernel.nodes.back(), reason));
 }
 
 }  // namespace

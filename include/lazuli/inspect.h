@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -12,9 +13,11 @@ namespace lz {
 
 /// IR text of the pending graph that computes `outputs`. Values already computed appear as
 /// `data` leaves. The format is documented in ir/printer.h and parses back with lazuli-opt.
-std::string ir_text(const std::vector<Tensor>& outputs);
+std::string ir_text(const std::vector<Tensor>& outputs,
+                    std::source_location loc = std::source_location::current());
 /// The same graph in Graphviz DOT.
-std::string ir_dot(const std::vector<Tensor>& outputs);
+std::string ir_dot(const std::vector<Tensor>& outputs,
+                   std::source_location loc = std::source_location::current());
 
 /// What forced an evaluation.
 enum class EvaluationReason {

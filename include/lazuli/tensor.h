@@ -132,12 +132,12 @@ class Tensor {
   Tensor() = default;
   explicit Tensor(std::shared_ptr<ir::Node> node);
 
-  Shape shape() const;
-  DType dtype() const;
-  Device device() const;
+  Shape shape(LZ_HERE) const;
+  DType dtype(LZ_HERE) const;
+  Device device(LZ_HERE) const;
   /// Number of elements.
-  int64_t size() const;
-  int ndim() const;
+  int64_t size(LZ_HERE) const;
+  int ndim(LZ_HERE) const;
   /// False for a default-constructed handle.
   bool defined() const { return node_ != nullptr; }
 
@@ -155,7 +155,7 @@ class Tensor {
   /// promised bytes already in flight).
   void eval_async(LZ_HERE) const;
   /// True once the value is computed (or its computation failed); never blocks.
-  bool is_ready() const;
+  bool is_ready(LZ_HERE) const;
   /// Starts computing this tensor (as eval_async) and calls `callback` once it is computed or
   /// has failed: at once on the calling thread when it already is (its exceptions reach the
   /// caller), else later on lazuli's callback thread, one callback at a time in the order

@@ -71,9 +71,7 @@ const CublasApi* cublas(std::string* why) {
 void check_cublas(const CublasApi& api, CublasStatus status, const ir::Node& node,
                   const char* call) {
   if (status == 0) return;
-  throw Error("[matmul] recorded at " + std::string(node.location.file_name()) + ":" +
-              std::to_string(node.location.line()) + ": " + call +
-              " failed: " + api.status_string(status));
+  throw ir::recorded_error(node, std::string(call) + " failed: " + api.status_string(status));
 }
 
 /// One cuBLAS handle per device stream, created in the device's context and bound to the
@@ -151,16 +149,15 @@ bool cublas_available(std::string* why) { return cublas(why) != nullptr; }
 
 void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, uint64_t a, uint64_t b,
                    uint64_t out) {
-  const std::string where = "[matmul] recorded at " + std::string(node.location.file_name()) + ":" +
-                            std::to_string(node.location.line()) + ": ";
   if (node.dtype != float32 && node.dtype != float64) {
-    throw Error(where + "a " + std::string(dtype_name(node.dtype)) +
-                " matmul cannot run on a CUDA device (cuBLAS multiplies float32 and float64); "
-                "compute it on lz::Device::cpu() or astype(float32) first");
+    throw ir::recorded_error(
+        node, "a " + std::string(dtype_name(node.dtype)) +
+                  " matmul cannot run on a CUDA device (cuBLAS multiplies float32 and float64); "
+                  "compute it on lz::Device::cpu() or astype(float32) first");
   }
   std::string why;
   const CublasApi* api = cublas(&why);
-  if (api == nullptr) throw Error(where + "cuBLAS is not available: " + why);
+  if (api == nullptr) throw ir::recorded_error(node, "cuBLAS is not available: " + why);
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;
   const int64_t m = a_shape[a_shape.size() - 2];
@@ -168,8 +165,8 @@ void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, uint64_
   const int64_t n = b_shape[b_shape.size() - 1];
   constexpr int64_t kMax = std::numeric_limits<int>::max();
   if (m > kMax || k > kMax || n > kMax) {
-    throw Error(where + "a dimension of " + ir::type_text(node.dtype, node.shape) +
-                " exceeds cuBLAS's int; split the product");
+    throw ir::recorded_error(node, "a dimension of " + ir::type_text(node.dtype, node.shape) +
+                                       " exceeds cuBLAS's int; split the product");
   }
   if (node.size() == 0) return;
   const CUstream cuda_stream = device.stream(stream);  // makes the context current

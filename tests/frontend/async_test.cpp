@@ -138,6 +138,9 @@ TEST_F(AsyncTest, AFailureIsRaisedWhereItIsNeededAndSparesTheRest) {
     const std::string message = error.what();
     EXPECT_NE(message.find("out of memory"), std::string::npos) << message;
     EXPECT_NE(message.find("async_test.cpp:" + std::to_string(line)), std::string::npos) << message;
+    ASSERT_TRUE(error.location().has_value()) << "the line that recorded the failed op";
+    EXPECT_EQ(error.location()->line(), static_cast<unsigned>(line));
+    EXPECT_STREQ(error.location()->file_name(), __FILE__);
   }
   EXPECT_TRUE(huge.is_ready()) << "failed is finished";
   EXPECT_THROW(huge.item<float>(), lz::Error) << "every read of it fails the same way";
