@@ -1,6 +1,7 @@
 #include "passes/constant_folding.h"
 
 #include <memory>
+#include <new>
 #include <vector>
 
 #include "lazuli/error.h"
@@ -58,14 +59,19 @@ std::optional<ir::ScalarParam> fold_elementwise(const ir::Node& node) {
   scalar.dtype = node.dtype;
   std::vector<std::shared_ptr<runtime::Buffer>> buffers;
   std::vector<const runtime::Buffer*> views;
-  for (const ir::NodePtr& input : node.inputs) {
-    scalar.inputs.push_back(scalar_copy(*input));
-    buffers.push_back(runtime::interpret_node(*scalar.inputs.back(), {}));
-    views.push_back(buffers.back().get());
-  }
+  // Folding is an optimization: a value it cannot compute here (an op the interpreter rejects,
+  // or no memory under LZ_MEMORY_LIMIT) is left for the kernel, which reports the failure at
+  // the line that recorded the op.
   try {
+    for (const ir::NodePtr& input : node.inputs) {
+      scalar.inputs.push_back(scalar_copy(*input));
+      buffers.push_back(runtime::interpret_node(*scalar.inputs.back(), {}));
+      views.push_back(buffers.back().get());
+    }
     return element_of(*runtime::interpret_node(scalar, views));
   } catch (const Error&) {
+    return std::nullopt;
+  } catch (const std::bad_alloc&) {
     return std::nullopt;
   }
 }

@@ -149,6 +149,22 @@ TEST_F(AsyncTest, AFailureIsRaisedWhereItIsNeededAndSparesTheRest) {
   EXPECT_EQ(lz::sum(lz::ones({32 << 20})).item<float>(), 32 << 20) << "the runtime keeps working";
 }
 
+TEST_F(AsyncTest, ConstantsThatCannotBeFoldedUnderTheMemoryLimitFailAtTheUsersLine) {
+  lz::set_memory_limit(1);  // not even the simplifier's one-element buffers fit
+  const int line = line_here() + 1;
+  const lz::Tensor folded = lz::full({4}, 2.0f) * 3.0f;
+  try {
+    folded.wait_to_read();
+    FAIL() << "expected lz::Error";
+  } catch (const lz::Error& error) {
+    ASSERT_TRUE(error.location().has_value()) << error.what();
+    EXPECT_EQ(error.location()->line(), static_cast<unsigned>(line)) << error.what();
+  }
+  lz::set_memory_limit(0);
+  EXPECT_EQ((lz::full({4}, 2.0f) * 3.0f).to_vector<float>(), std::vector<float>(4, 6.0f))
+      << "folding works again once memory is available";
+}
+
 TEST_F(AsyncTest, WaitallRaisesAFailureNoBlockingPointRaised) {
   lz::set_memory_limit(16 << 20);
   { (lz::ones({8 << 20}) * 2).eval_async(); }  // 32 MiB, dropped without being read
