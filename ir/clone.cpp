@@ -19,7 +19,7 @@ NodePtr copy_without_inputs(const Node& original) {
   return node;
 }
 
-Graph clone_graph(const Graph& graph) {
+Graph clone_graph(const Graph& graph, LocationOverrides* locations) {
   const auto index = graph.index();
   Graph copy;
   copy.nodes.reserve(graph.nodes.size());
@@ -29,6 +29,10 @@ Graph clone_graph(const Graph& graph) {
     node->inputs.reserve(original->inputs.size());
     for (const NodePtr& input : original->inputs) {
       node->inputs.push_back(copy.nodes[index.at(input.get())]);
+    }
+    if (locations != nullptr) {
+      if (const TextLocation* location = locations->find(*original))
+        locations->set(node, *location);
     }
     copy.nodes.push_back(std::move(node));
   }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "ir/graph.h"
+#include "ir/printer.h"
 
 namespace lz::ir {
 
@@ -11,7 +12,8 @@ NodePtr copy_without_inputs(const Node& original);
 
 /// Copies every node of `graph` (evaluated leaves share their buffer, not a copy of it). The
 /// copy's outputs are the copies of graph.outputs, in the same positions, so results computed for
-/// the copy can be handed back to the original nodes by position.
-Graph clone_graph(const Graph& graph);
+/// the copy can be handed back to the original nodes by position. With `locations`, each
+/// original's entry there is also set for its copy (a parsed graph's lines stay with the copy).
+Graph clone_graph(const Graph& graph, LocationOverrides* locations = nullptr);
 
 }  // namespace lz::ir

@@ -43,8 +43,8 @@ std::string as_comment(const std::string& text) {
 
 }  // namespace
 
-std::string print_context(const PassContext& context) {
-  std::string text = ir::print_graph(context.graph);
+std::string print_context(const PassContext& context, const ir::LocationOverrides& locations) {
+  std::string text = ir::print_graph(context.graph, locations);
   if (context.fusion) text += as_comment(print_fusion_plan(*context.fusion, context.graph));
   if (context.schedule) text += as_comment(print_schedule(*context.schedule));
   if (context.memory) text += as_comment(print_memory_plan(*context.memory, context.graph));

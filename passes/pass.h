@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ir/graph.h"
+#include "ir/printer.h"
 
 namespace lz::passes {
 
@@ -58,7 +59,7 @@ std::unique_ptr<Pass> make_memory_planning();                   // "memplan"
 
 /// The context as text: the graph (ir/printer.h format), then, once computed, the kernels with the
 /// reasons fusion stopped, the schedule and the memory plan, as `//` comment lines so that any
-/// dump parses back (lazuli-opt replays it).
-std::string print_context(const PassContext& context);
+/// dump parses back (lazuli-opt replays it). `locations` as for ir::print_graph.
+std::string print_context(const PassContext& context, const ir::LocationOverrides& locations = {});
 
 }  // namespace lz::passes

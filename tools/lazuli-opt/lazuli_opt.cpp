@@ -242,14 +242,15 @@ int run_tool(const Options& options) {
         }
         if (!should_print_after(options, pass)) return;
         std::cout << "// -----// IR after " << pass << " (" << position << ") //----- //\n"
-                  << passes::print_context(context) << std::flush;
+                  << passes::print_context(context, parsed.locations) << std::flush;
       });
 
-  passes::PassContext context(ir::clone_graph(parsed.graph), options.pass_options);
+  passes::PassContext context(ir::clone_graph(parsed.graph, &parsed.locations),
+                              options.pass_options);
   manager.run(context);
 
   if (options.run) return run_and_compare(parsed.graph, context, options.seed) ? 0 : 1;
-  if (!printing_after) std::cout << passes::print_context(context);
+  if (!printing_after) std::cout << passes::print_context(context, parsed.locations);
   return 0;
 }
 
