@@ -61,8 +61,8 @@ void synchronize_all_streams() {
   };
   synchronize(cpu_streams);
   synchronize(cuda_streams);
-  Stream* queued_callbacks = callbacks.load(std::memory_order_acquire);
-  if (queued_callbacks != nullptr && !queued_callbacks->is_worker_thread()) {
+  // From a callback (which may call waitall) this returns at once: see Stream::synchronize.
+  if (Stream* queued_callbacks = callbacks.load(std::memory_order_acquire)) {
     queued_callbacks->synchronize();
   }
 }

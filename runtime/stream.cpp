@@ -27,6 +27,7 @@ bool Stream::claim_if_idle() {
   std::lock_guard lock(mutex_);
   if (busy_ || !queue_.empty()) return false;
   busy_ = true;
+  running_on_ = std::this_thread::get_id();
   return true;
 }
 
@@ -35,6 +36,7 @@ void Stream::release() {
   {
     std::lock_guard lock(mutex_);
     busy_ = false;
+    running_on_ = {};
     queued = !queue_.empty();
   }
   // Waking the worker when nothing was queued would cost it a futex round trip for nothing.
@@ -44,6 +46,7 @@ void Stream::release() {
 
 void Stream::synchronize() {
   std::unique_lock lock(mutex_);
+  if (busy_ && running_on_ == std::this_thread::get_id()) return;
   became_idle_.wait(lock, [this] { return !busy_ && queue_.empty(); });
 }
 
@@ -61,11 +64,13 @@ void Stream::work() {
     std::function<void()> task = std::move(queue_.front());
     queue_.pop_front();
     busy_ = true;
+    running_on_ = std::this_thread::get_id();
     lock.unlock();
     task();
     task = nullptr;  // its captures (buffers, graphs) are released before the stream is idle
     lock.lock();
     busy_ = false;
+    running_on_ = {};
     if (queue_.empty()) became_idle_.notify_all();
   }
 }

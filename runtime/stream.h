@@ -30,14 +30,15 @@ class Stream {
   bool claim_if_idle();
   /// Ends a claim; the worker resumes with what was queued meanwhile.
   void release();
-  /// Blocks until everything submitted before the call has run.
+  /// Blocks until everything submitted before the call has run. Called from the thread that is
+  /// running one of the stream's tasks (its worker, or a caller that claimed it and was then
+  /// interrupted, say by a signal handler that exits), it returns at once: that thread cannot
+  /// wait for its own task.
   void synchronize();
   /// Tasks queued or running.
   int64_t pending();
 
   const std::string& name() const { return name_; }
-  /// Whether the calling thread is this stream's worker (it cannot wait for its own stream).
-  bool is_worker_thread() const { return std::this_thread::get_id() == worker_.get_id(); }
 
  private:
   void work();
@@ -48,6 +49,7 @@ class Stream {
   std::condition_variable became_idle_;
   std::deque<std::function<void()>> queue_;  // guarded by mutex_
   bool busy_ = false;                        // a task runs (on the worker or a caller)
+  std::thread::id running_on_;               // the thread running it, while busy_
   bool stopping_ = false;
   std::thread worker_;  // last: started once the members above exist
 };

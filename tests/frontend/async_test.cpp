@@ -5,10 +5,15 @@
 
 #include <lazuli/lazuli.h>
 
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <future>
 #include <iterator>
@@ -374,6 +379,29 @@ TEST_F(AsyncTest, ThreadsRecordAndEvaluateAtOnce) {
   }
   for (std::thread& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(results[t], 8 * (t + 2000)) << "thread " << t;
+}
+
+// A program that exits from a signal handler (a SIGINT handler calling std::exit, say) may be
+// interrupted while its own thread runs a launch: a blocking point that found the stream idle
+// runs it on the calling thread. Exit waits for queued work, but never for the thread that is
+// exiting. Runs in a re-executed process ("threadsafe" style); a hang is ended by SIGALRM.
+TEST(ExitDeathTest, ExitFromASignalHandlerWhileTheCallerRunsALaunchDoesNotHang) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(30);
+        struct sigaction exit_on_signal = {};
+        exit_on_signal.sa_handler = [](int) { std::exit(3); };
+        sigaction(SIGUSR1, &exit_on_signal, nullptr);
+        std::thread([caller = pthread_self()] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          pthread_kill(caller, SIGUSR1);
+        }).detach();
+        for (uint64_t seed = 0;; ++seed) {
+          (void)lz::sum(lz::random_uniform({1 << 22}, seed)).item<float>();
+        }
+      },
+      ::testing::ExitedWithCode(3), "");
 }
 
 }  // namespace
