@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -76,7 +77,7 @@ struct Collector {
   std::string path;
   Clock::time_point start_time;
   uint64_t traces_started = 0;
-  bool stop_registered_at_exit = false;
+  bool written_when_the_program_ends = false;
 
   std::mutex events_mutex;  // guards events and thread_names
   std::vector<Event> events;
@@ -90,10 +91,26 @@ Collector& collector() {
   return *instance;
 }
 
+/// How many of the collector's mutexes the calling thread holds: a thread that terminates while
+/// holding one must not wait for it again to write the trace.
+thread_local int trace_locks_held = 0;
+
+/// A lock_guard on one of the collector's mutexes that counts in trace_locks_held.
+class TraceLock {
+ public:
+  explicit TraceLock(std::mutex& mutex) : lock_(mutex) { ++trace_locks_held; }
+  ~TraceLock() { --trace_locks_held; }
+  TraceLock(const TraceLock&) = delete;
+  TraceLock& operator=(const TraceLock&) = delete;
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+};
+
 /// Keeps the events of trace number `trace`, unless that trace has stopped since they began.
 void record(uint64_t trace, Event event, std::vector<Event> flows = {}) {
   Collector& c = collector();
-  std::lock_guard lock(c.events_mutex);
+  TraceLock lock(c.events_mutex);
   if (current_trace.load(std::memory_order_relaxed) != trace) return;
   c.events.push_back(std::move(event));
   for (Event& flow : flows) c.events.push_back(std::move(flow));
@@ -193,7 +210,7 @@ void finish_trace(Collector& c) {
   std::vector<Event> events;
   std::map<int, std::string> thread_names;
   {
-    std::lock_guard lock(c.events_mutex);
+    TraceLock lock(c.events_mutex);
     current_trace.store(kNoTrace, std::memory_order_relaxed);
     events.swap(c.events);
     thread_names = c.thread_names;
@@ -201,6 +218,23 @@ void finish_trace(Collector& c) {
   write_trace(c.file, events, thread_names, c.start_time);
   c.file.close();
   if (!c.file) std::cerr << "[lazuli] writing the trace to " << c.path << " failed\n";
+}
+
+std::terminate_handler previous_terminate_handler = nullptr;
+
+/// A program that dies of an uncaught exception is when its trace is wanted most: the trace is
+/// written, then the handler that was installed before lazuli's runs (by default, abort). Fatal
+/// signals are left alone, as writing a file is not safe in a signal handler; a handler that
+/// calls std::exit gets the trace written by the atexit stop().
+[[noreturn]] void write_trace_then_terminate() {
+  if (trace_locks_held == 0) {
+    try {
+      stop();
+    } catch (...) {  // dying anyway: the trace is lost, the original failure is what matters
+    }
+  }
+  if (previous_terminate_handler != nullptr) previous_terminate_handler();
+  std::abort();
 }
 
 /// Starts the next trace, to be written to `path`; false, with errno set, when the file cannot be
@@ -212,9 +246,10 @@ bool begin_trace(Collector& c, const std::string& path) {
   c.path = path;
   c.start_time = Clock::now();
   current_trace.store(++c.traces_started, std::memory_order_relaxed);
-  if (!c.stop_registered_at_exit) {
+  if (!c.written_when_the_program_ends) {
     std::atexit([] { stop(); });
-    c.stop_registered_at_exit = true;
+    previous_terminate_handler = std::set_terminate(write_trace_then_terminate);
+    c.written_when_the_program_ends = true;
   }
   return true;
 }
@@ -222,7 +257,7 @@ bool begin_trace(Collector& c, const std::string& path) {
 /// The first look at LZ_TRACE: starts a trace to it when set. Returns the running trace.
 uint64_t start_from_environment() {
   Collector& c = collector();
-  std::lock_guard lock(c.control_mutex);
+  TraceLock lock(c.control_mutex);
   if (current_trace.load(std::memory_order_relaxed) != kEnvironmentUnread) {
     return current_trace.load(std::memory_order_relaxed);  // start() or another thread came first
   }
@@ -268,7 +303,7 @@ bool enabled() { return running_trace() != kNoTrace; }
 
 void start(const std::string& path) {
   Collector& c = collector();
-  std::lock_guard lock(c.control_mutex);
+  TraceLock lock(c.control_mutex);
   // An explicit start overrides LZ_TRACE, even one that fails.
   uint64_t unread = kEnvironmentUnread;
   current_trace.compare_exchange_strong(unread, kNoTrace, std::memory_order_relaxed);
@@ -280,14 +315,14 @@ void start(const std::string& path) {
 
 void stop() {
   Collector& c = collector();
-  std::lock_guard lock(c.control_mutex);
+  TraceLock lock(c.control_mutex);
   if (c.file.is_open()) finish_trace(c);
 }
 
 void name_thread(std::string name) {
   const int thread = this_thread_id();
   Collector& c = collector();
-  std::lock_guard lock(c.events_mutex);
+  TraceLock lock(c.events_mutex);
   c.thread_names[thread] = std::move(name);
 }
 

@@ -26,8 +26,8 @@ bool enabled();
 void start(const std::string& path);
 
 /// Writes the collected events to the trace's path and stops collecting; no effect when no trace
-/// runs. Registered with std::atexit at the first start, so a trace still running at exit is
-/// written.
+/// runs. Registered with std::atexit and std::set_terminate at the first start, so a trace still
+/// running at exit, or when an uncaught exception ends the program, is written.
 void stop();
 
 /// Names the calling thread's track ("frontend", "stream cpu:1", "pool worker 2"). Remembered

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -642,6 +643,25 @@ TEST(TraceDeathTest, LzTraceStartsATraceThatIsWrittenAtExit) {
       },
       ::testing::ExitedWithCode(0), "");
   EXPECT_EQ(recorded_names(read_trace(path)), std::vector<std::string>{"traced from LZ_TRACE"});
+  std::filesystem::remove(path);
+}
+
+TEST(TraceDeathTest, LzTraceIsWrittenWhenAnUncaughtErrorEndsTheProgram) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  const std::filesystem::path path =
+      std::filesystem::path(::testing::TempDir()) / "lazuli_trace_test_terminate.json";
+  std::filesystem::remove(path);
+  EXPECT_EXIT(
+      {
+        setenv("LZ_TRACE", path.c_str(), 1);
+        if (!enabled()) std::exit(1);
+        { Span span("test", "before the uncaught error"); }
+        // An exception leaving a thread's function calls std::terminate, as one leaving main does.
+        std::thread([] { throw Error("[test] never caught"); }).join();
+      },
+      ::testing::KilledBySignal(SIGABRT), "");
+  EXPECT_EQ(recorded_names(read_trace(path)),
+            std::vector<std::string>{"before the uncaught error"});
   std::filesystem::remove(path);
 }
 
