@@ -70,6 +70,14 @@ std::shared_ptr<runtime::Buffer> launched_for_then(const Tensor& tensor,
   frontend::rethrow_at_user_line(error, loc);
 }
 
+/// The thread that runs callbacks, started here on the caller's thread: a failure to start it
+/// is then() raising an lz::Error, never a callback silently dropped by a stream's worker.
+runtime::Stream& callback_thread(std::source_location loc) try {
+  return runtime::callback_stream();
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
 }  // namespace
 
 Tensor::Tensor(std::shared_ptr<ir::Node> node) : node_(std::move(node)) {}
@@ -149,8 +157,9 @@ void Tensor::then(std::function<void()> callback, std::source_location loc) cons
   }
   // The callback thread runs it, after the device (if any) has run the work writing the value:
   // there the stream only queues that work before setting the event.
-  const auto run_later = [buffer, callback = std::move(callback), loc] {
-    runtime::callback_stream().submit([buffer, callback, loc] {
+  runtime::Stream* const callbacks = &callback_thread(loc);
+  const auto run_later = [buffer, callback = std::move(callback), loc, callbacks] {
+    callbacks->submit([buffer, callback, loc] {
       if (const runtime::DeviceMemory* memory =
               buffer->error() == nullptr ? buffer->device_memory() : nullptr) {
         try {

@@ -1,10 +1,28 @@
 #include "runtime/stream.h"
 
+#include <system_error>
+
+#include "lazuli/error.h"
 #include "runtime/trace.h"
 
 namespace lz::runtime {
 
-Stream::Stream(std::string name) : name_(std::move(name)), worker_([this] { work(); }) {}
+namespace {
+
+/// The worker thread of stream `name`; lz::Error when the system refuses to start it.
+std::thread start_worker(const std::string& name, std::function<void()> work) {
+  try {
+    return std::thread(std::move(work));
+  } catch (const std::system_error& error) {
+    throw Error("[stream] cannot start the thread of " + name + ": " + error.what() +
+                " (the process or user may be at its thread limit, RLIMIT_NPROC)");
+  }
+}
+
+}  // namespace
+
+Stream::Stream(std::string name)
+    : name_(std::move(name)), worker_(start_worker(name_, [this] { work(); })) {}
 
 Stream::~Stream() {
   {

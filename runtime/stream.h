@@ -15,7 +15,8 @@ namespace lz::runtime {
 /// streams run concurrently. A task must not throw: it stores its failures where its results go.
 class Stream {
  public:
-  /// `name` names the worker's track in traces and logs ("stream cpu:1").
+  /// `name` names the worker's track in traces and logs ("stream cpu:1"). Throws lz::Error when
+  /// the worker thread cannot be started.
   explicit Stream(std::string name);
   /// Runs what is queued, then stops the worker.
   ~Stream();

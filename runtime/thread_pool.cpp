@@ -4,7 +4,9 @@
 #include <atomic>
 #include <condition_variable>
 #include <exception>
+#include <iostream>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -97,10 +99,11 @@ class ThreadPool {
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
-  /// Runs the job's chunks on the caller and `threads - 1` workers (restarted when that changes).
+  /// Runs the job's chunks on the caller and `threads - 1` workers (restarted when that changes;
+  /// fewer when the system refuses to start more threads).
   void run(int threads, Job& job) {
     std::lock_guard submit(submit_mutex_);
-    if (static_cast<int>(workers_.size()) != threads - 1) {
+    if (workers_wanted_ != threads - 1) {
       stop_workers();
       start_workers(threads - 1);
     }
@@ -130,9 +133,17 @@ class ThreadPool {
     // A worker waits for the generation after this one: read here, not in the new thread, which
     // may start only after the job it is meant to join has been published.
     const uint64_t generation = generation_.load(std::memory_order_relaxed);
+    workers_wanted_ = count;
     workers_.reserve(count);
-    for (int i = 0; i < count; ++i) {
-      workers_.emplace_back([this, generation] { work(generation); });
+    try {
+      for (int i = 0; i < count; ++i) {
+        workers_.emplace_back([this, generation] { work(generation); });
+      }
+    } catch (const std::system_error& error) {
+      // Kernels are correct on any number of threads: run on those that started.
+      std::cerr << "[lazuli] started " << workers_.size() + 1 << " of the " << count + 1
+                << " threads kernels run on (" << error.what()
+                << "; the process or user may be at its thread limit, RLIMIT_NPROC)\n";
     }
   }
 
@@ -176,8 +187,9 @@ class ThreadPool {
     }
   }
 
-  std::mutex submit_mutex_;  // one job at a time; guards workers_
+  std::mutex submit_mutex_;  // one job at a time; guards workers_ and workers_wanted_
   std::vector<std::thread> workers_;
+  int workers_wanted_ = 0;  // what the thread count asked for; workers_ may hold fewer
 
   std::mutex mutex_;  // guards job_, workers_in_job_, stopping_ and writes of generation_
   std::condition_variable work_ready_;
