@@ -6,8 +6,10 @@
 #include <mutex>
 #include <optional>
 #include <regex>
+#include <string>
 #include <string_view>
 
+#include "codegen/cpu/kernel_cache.h"
 #include "codegen/disk_cache.h"
 #include "lazuli/error.h"
 #include "runtime/buffer.h"
@@ -46,6 +48,9 @@ struct SettingsStore {
     if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
     settings.fusion = runtime::boolean_from_environment("LZ_FUSION").value_or(settings.fusion);
     settings.jit = runtime::boolean_from_environment("LZ_JIT").value_or(settings.jit);
+    if (const auto kernels = runtime::integer_from_environment("LZ_KERNEL_CACHE_SIZE", 1)) {
+      codegen::set_memory_cache_capacity(*kernels);
+    }
     if (codegen::DiskCache::enabled_by_environment()) {
       settings.cache_directory = codegen::DiskCache::default_directory().string();
     }
@@ -126,6 +131,14 @@ void set_jit(bool enabled) {
 void set_cache_directory(const std::string& directory) {
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.cache_directory = directory;
+}
+
+void set_kernel_cache_size(int64_t kernels) {
+  if (kernels < 1) {
+    throw Error("[set_kernel_cache_size] needs at least 1 kernel, got " + std::to_string(kernels));
+  }
+  std::lock_guard lock(frontend::store().mutex);  // after LZ_KERNEL_CACHE_SIZE, which it overrides
+  codegen::set_memory_cache_capacity(kernels);
 }
 
 void set_dump_passes(const std::string& pattern) {

@@ -35,6 +35,18 @@
 #include "lazuli/error.h"
 
 namespace lz::codegen {
+
+class LoadedCode {
+ public:
+  explicit LoadedCode(llvm::orc::JITDylib& library) : library_(library) {}
+  ~LoadedCode();
+  LoadedCode(const LoadedCode&) = delete;
+  LoadedCode& operator=(const LoadedCode&) = delete;
+
+ private:
+  llvm::orc::JITDylib& library_;
+};
+
 namespace {
 
 [[noreturn]] void fail(const std::string& what, llvm::Error error) {
@@ -93,12 +105,15 @@ class HostJit {
     return object;
   }
 
-  /// Loads `object` into a JITDylib of its own and returns the addresses of `symbols`.
+  /// Loads `object` into a JITDylib of its own, held by `code`, and returns the addresses of
+  /// `symbols`.
   std::vector<void*> load(const std::string& object, const std::string& name,
-                          const std::vector<std::string>& symbols) {
+                          const std::vector<std::string>& symbols,
+                          std::shared_ptr<const LoadedCode>& code) {
     llvm::orc::JITDylib& library =
         take(jit_->createJITDylib(name + "#" + std::to_string(++library_count_)),
              "creating a library for " + name);
+    loaded_.fetch_add(1, std::memory_order_relaxed);
     library.addToLinkOrder(*runtime_);
     try {
       if (llvm::Error error =
@@ -111,13 +126,22 @@ class HostJit {
             take(jit_->lookup(library, symbol), "finding " + symbol);
         addresses.push_back(llvm::jitTargetAddressToPointer<void*>(found.getAddress()));
       }
+      code = std::make_shared<const LoadedCode>(library);
       return addresses;
     } catch (const Error&) {
       // Nothing of the library is in use: drop it (and what it loaded) before reporting.
-      llvm::consumeError(jit_->getExecutionSession().removeJITDylib(library));
+      unload(library);
       throw;
     }
   }
+
+  /// Removes `library` and frees the code it loaded; nothing may run it any more.
+  void unload(llvm::orc::JITDylib& library) {
+    llvm::consumeError(jit_->getExecutionSession().removeJITDylib(library));
+    loaded_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
+  int64_t loaded() const { return loaded_.load(std::memory_order_relaxed); }
 
  private:
   HostJit() {
@@ -218,9 +242,12 @@ class HostJit {
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   llvm::orc::JITDylib* runtime_ = nullptr;
   std::atomic<int64_t> library_count_{0};
+  std::atomic<int64_t> loaded_{0};  // libraries loaded and not removed
 };
 
 }  // namespace
+
+LoadedCode::~LoadedCode() { HostJit::instance().unload(library_); }
 
 JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::string& name,
                        ObjectStore* store, KernelDump* dump) {
@@ -247,7 +274,7 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
   for (const Phase& phase : lowered.phases) symbols.push_back(phase.symbol);
   std::vector<void*> addresses;
   try {
-    addresses = jit.load(*object, name, symbols);
+    addresses = jit.load(*object, name, symbols, result.code);
   } catch (const Error& error) {
     if (!result.from_disk) throw;
     // The entry passed its checksum, yet its code does not load (written by a faulty process,
@@ -258,7 +285,7 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
     object = jit.compile(*lowered.module, is_memory_bound(kernel), dump, result.times);
     store->store(key, *object);
     start = std::chrono::steady_clock::now();
-    addresses = jit.load(*object, name, symbols);
+    addresses = jit.load(*object, name, symbols, result.code);
   }
   for (size_t i = 0; i < lowered.phases.size(); ++i) {
     result.phases.push_back({reinterpret_cast<PhaseFunction>(addresses[i]), lowered.phases[i]});
@@ -266,5 +293,7 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
   result.times.loading = milliseconds_since(start);
   return result;
 }
+
+int64_t loaded_kernel_count() { return HostJit::instance().loaded(); }
 
 }  // namespace lz::codegen

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,8 +46,13 @@ struct CompileTimes {
   double total() const { return lowering + optimization + code_generation + loading; }
 };
 
+/// The loaded code of one kernel (a JITDylib of its own): unloaded, its memory given back, when
+/// the last holder lets go.
+class LoadedCode;
+
 struct JitKernel {
-  std::vector<LoadedPhase> phases;
+  std::vector<LoadedPhase> phases;  // valid while `code` is held
+  std::shared_ptr<const LoadedCode> code;
   bool from_disk = false;  // the object code came from the ObjectStore
   /// Why the ObjectStore's entry for this kernel was not used, compiled again and replaced;
   /// empty when it was used or there was none.
@@ -72,5 +78,8 @@ class ObjectStore {
 /// Throws UnsupportedKernel when the lowering does not handle the kernel.
 JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::string& name,
                        ObjectStore* store, KernelDump* dump);
+
+/// Kernels whose code is loaded in the process now.
+int64_t loaded_kernel_count();
 
 }  // namespace lz::codegen

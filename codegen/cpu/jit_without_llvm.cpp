@@ -9,4 +9,6 @@ JitKernel build_kernel(const passes::Kernel&, bool, const std::string&, ObjectSt
   throw UnsupportedKernel("this lazuli was built without LLVM (LAZULI_WITH_LLVM=OFF)");
 }
 
+int64_t loaded_kernel_count() { return 0; }
+
 }  // namespace lz::codegen

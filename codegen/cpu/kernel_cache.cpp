@@ -1,6 +1,8 @@
 #include "codegen/cpu/kernel_cache.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <list>
 #include <mutex>
 #include <unordered_map>
 
@@ -43,9 +45,30 @@ class DiskObjectStore : public ObjectStore {
   static inline std::atomic<bool> warned_{false};
 };
 
+/// Kernels by key, with the order of their last use for evicting the least recently used.
 struct MemoryCache {
+  struct Entry {
+    std::shared_ptr<const CompiledKernel> kernel;
+    std::list<std::string>::iterator use;  // its key's place in `uses`
+  };
+
   std::mutex mutex;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledKernel>> kernels;
+  std::unordered_map<std::string, Entry> kernels;
+  std::list<std::string> uses;  // keys, the most recently used first
+  int64_t capacity = kDefaultMemoryCacheCapacity;
+
+  /// Takes out the least recently used kernels beyond the capacity. Called with the mutex held;
+  /// the caller lets go of them after releasing it, as unloading code takes a while.
+  std::vector<std::shared_ptr<const CompiledKernel>> trim() {
+    std::vector<std::shared_ptr<const CompiledKernel>> evicted;
+    while (static_cast<int64_t>(kernels.size()) > capacity) {
+      const auto oldest = kernels.find(uses.back());
+      evicted.push_back(std::move(oldest->second.kernel));
+      kernels.erase(oldest);
+      uses.pop_back();
+    }
+    return evicted;
+  }
 };
 
 MemoryCache& memory_cache() {
@@ -74,7 +97,8 @@ KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& di
     std::lock_guard lock(cache.mutex);
     if (auto found = cache.kernels.find(key); found != cache.kernels.end()) {
       counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
-      return {found->second, KernelSource::Memory, {}, {}};
+      cache.uses.splice(cache.uses.begin(), cache.uses, found->second.use);
+      return {found->second.kernel, KernelSource::Memory, {}, {}};
     }
   }
 
@@ -88,6 +112,7 @@ KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& di
   compiled->name = name;
   compiled->flat = flat;
   compiled->phases = std::move(built.phases);
+  compiled->code = std::move(built.code);
   const KernelSource source = built.from_disk ? KernelSource::Disk : KernelSource::Compiled;
   if (built.from_disk) {
     counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
@@ -98,18 +123,42 @@ KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& di
   }
   counters.compile_microseconds.fetch_add(static_cast<int64_t>(built.times.total() * 1e3),
                                           std::memory_order_relaxed);
+  std::vector<std::shared_ptr<const CompiledKernel>> evicted;
   {
     std::lock_guard lock(cache.mutex);
     // Another thread may have compiled the same kernel meanwhile; either copy is good.
-    cache.kernels.insert_or_assign(std::move(key), compiled);
+    if (auto found = cache.kernels.find(key); found != cache.kernels.end()) {
+      found->second.kernel = compiled;
+      cache.uses.splice(cache.uses.begin(), cache.uses, found->second.use);
+    } else {
+      cache.uses.push_front(key);
+      cache.kernels.emplace(std::move(key), MemoryCache::Entry{compiled, cache.uses.begin()});
+      evicted = cache.trim();
+    }
   }
   return {compiled, source, built.times, std::move(built.store_problem)};
 }
 
-void forget_compiled_kernels() {
+void set_memory_cache_capacity(int64_t kernels) {
+  MemoryCache& cache = memory_cache();
+  std::vector<std::shared_ptr<const CompiledKernel>> evicted;
+  std::lock_guard lock(cache.mutex);
+  cache.capacity = std::max<int64_t>(1, kernels);
+  evicted = cache.trim();
+}
+
+int64_t memory_cache_size() {
   MemoryCache& cache = memory_cache();
   std::lock_guard lock(cache.mutex);
-  cache.kernels.clear();
+  return static_cast<int64_t>(cache.kernels.size());
+}
+
+void forget_compiled_kernels() {
+  MemoryCache& cache = memory_cache();
+  std::unordered_map<std::string, MemoryCache::Entry> forgotten;  // unloaded after the lock
+  std::lock_guard lock(cache.mutex);
+  forgotten.swap(cache.kernels);
+  cache.uses.clear();
 }
 
 }  // namespace lz::codegen

@@ -1,5 +1,5 @@
-// Compiled kernels, found by the exact structure of the kernel (kernel_signature.h): in memory
-// for the life of the process, and as object code on disk across processes.
+// Compiled kernels, found by the exact structure of the kernel (kernel_signature.h): in memory,
+// the most recently used up to a capacity, and as object code on disk across processes.
 #pragma once
 
 #include <memory>
@@ -19,6 +19,7 @@ struct CompiledKernel {
   std::string name;  // lz_<hash of the key>, the prefix of its symbols
   bool flat = false;
   std::vector<LoadedPhase> phases;
+  std::shared_ptr<const LoadedCode> code;  // keeps the phases' code loaded
 };
 
 struct KernelLookup {
@@ -37,6 +38,17 @@ struct KernelLookup {
 /// cache's lock. Throws UnsupportedKernel when the kernel cannot be lowered.
 KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& disk_directory,
                              KernelDump* dump);
+
+/// The default of set_memory_cache_capacity: about 50 MB of loaded code.
+constexpr int64_t kDefaultMemoryCacheCapacity = 1024;
+
+/// How many kernels the in-memory cache keeps (LZ_KERNEL_CACHE_SIZE): beyond it the least
+/// recently used is dropped, and its code is unloaded once no launch runs it any more (a launch
+/// holds its kernels). At least 1.
+void set_memory_cache_capacity(int64_t kernels);
+
+/// Kernels the in-memory cache holds now.
+int64_t memory_cache_size();
 
 /// Forgets the in-memory cache, so the next lookup of every kernel goes to disk or compiles
 /// (tests and compile-time benchmarks). Code already loaded stays loaded: a kernel running on

@@ -36,6 +36,11 @@ void set_jit(bool enabled);
 /// kernels are still kept in memory for the process.
 void set_cache_directory(const std::string& directory);
 
+/// LZ_KERNEL_CACHE_SIZE (default 1024): compiled kernels kept in memory. Beyond it the least
+/// recently used is dropped and its code unloaded (a later use loads it from the disk cache or
+/// compiles it again). At least 1; a smaller value throws lz::Error.
+void set_kernel_cache_size(int64_t kernels);
+
 /// LZ_PASSES_OFF=cse,simplify: passes to skip, by name (see passes/pass.h). Unknown names are
 /// rejected with lz::Error at the next evaluation.
 void set_disabled_passes(const std::string& comma_separated_names);

@@ -419,6 +419,36 @@ double expected_row_sum(int64_t row, int64_t columns) {
   return total;
 }
 
+TEST(KernelCacheTest, KeepsTheMostRecentlyUsedKernelsAndUnloadsTheRest) {
+  lz::set_cache_directory("");  // memory only: an evicted kernel compiles again
+  lz::codegen::forget_compiled_kernels();
+  lz::set_kernel_cache_size(3);
+  EXPECT_EQ(lz::codegen::loaded_kernel_count(), 0) << "forgotten kernels no launch runs";
+  lz::reset_stats();
+  // Each column count is a kernel of its own (a shaped reduction).
+  const auto check = [](int64_t columns) {
+    const std::vector<double> sums = row_sums(2, columns);
+    EXPECT_EQ(sums[1], expected_row_sum(1, columns)) << columns << " columns";
+  };
+  check(3);
+  const int64_t compiled_once = lz::stats().kernels_compiled;
+  ASSERT_GT(compiled_once, 0);
+  for (int64_t columns = 4; columns < 10; ++columns) {
+    check(columns);
+    const int64_t compiled = lz::stats().kernels_compiled;
+    check(3);
+    EXPECT_EQ(lz::stats().kernels_compiled, compiled) << "the most recently used was evicted";
+  }
+  EXPECT_EQ(lz::stats().kernels_compiled, 7 * compiled_once);
+  EXPECT_EQ(lz::codegen::memory_cache_size(), 3);
+  EXPECT_EQ(lz::codegen::loaded_kernel_count(), 3) << "evicted code stays loaded";
+  check(4);
+  EXPECT_EQ(lz::stats().kernels_compiled, 8 * compiled_once) << "an evicted kernel compiles again";
+
+  EXPECT_THROW(lz::set_kernel_cache_size(0), lz::Error);
+  lz::set_kernel_cache_size(lz::codegen::kDefaultMemoryCacheCapacity);
+}
+
 TEST(KernelCacheTest, DiskCacheServesNewProcessesAndRecoversFromDamagedFiles) {
   const std::filesystem::path directory = fresh_directory("lazuli_kernel_cache");
   lz::set_cache_directory(directory.string());
