@@ -1,65 +1,19 @@
 // Creation ops: leaves of the graph.
 #include <cmath>
-#include <cstring>
 
 #include "frontend/recording.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
 
 namespace lz {
 namespace {
 
+using frontend::check_shape;
 using frontend::make_node;
 using frontend::record;
 using ir::Op;
 
-void check_shape(std::string_view op, const Shape& shape) {
-  for (int64_t dim : shape) {
-    if (dim < 0) {
-      throw Error("[" + std::string(op) + "] shape " + shape_string(shape) +
-                  " has a negative dimension; dimensions must be >= 0");
-    }
-  }
-  ir::check_element_count(op, shape);
-}
-
 }  // namespace
-
-template <Element T>
-requires(!std::is_same_v<T, bool>) Tensor
-    from_vector(const std::vector<T>& data, Shape shape, Device device, std::source_location loc)
-try {
-  check_shape("from_vector", shape);
-  if (static_cast<int64_t>(data.size()) != shape_size(shape)) {
-    throw Error("[from_vector] " + std::to_string(data.size()) + " values cannot fill shape " +
-                shape_string(shape) + ", which holds " + std::to_string(shape_size(shape)));
-  }
-  constexpr DType dtype = dtype_of<T>();
-  std::shared_ptr<runtime::Buffer> buffer;
-  try {
-    buffer = runtime::Buffer::allocate(dtype, data.size());
-  } catch (const std::bad_alloc&) {
-    throw Error("[from_vector] cannot allocate " + std::to_string(data.size() * sizeof(T)) +
-                " bytes: " + std::to_string(runtime::Buffer::live_bytes()) +
-                " bytes of tensors are alive and the memory limit is " +
-                std::to_string(runtime::Buffer::memory_limit()) + " (lz::set_memory_limit)");
-  }
-  if (!data.empty()) std::memcpy(buffer->data(), data.data(), data.size() * sizeof(T));
-  ir::NodePtr node = make_node(Op::Data, {}, loc);
-  node->device = device;
-  node->dtype = dtype;
-  node->shape = std::move(shape);
-  node->buffer = std::move(buffer);
-  return record(std::move(node));
-} catch (const Error& error) {
-  frontend::rethrow_at_user_line(error, loc);
-}
-
-template Tensor from_vector(const std::vector<float>&, Shape, Device, std::source_location);
-template Tensor from_vector(const std::vector<double>&, Shape, Device, std::source_location);
-template Tensor from_vector(const std::vector<int32_t>&, Shape, Device, std::source_location);
-template Tensor from_vector(const std::vector<int64_t>&, Shape, Device, std::source_location);
 
 Tensor full(Shape shape, double value, DType dtype, std::source_location loc) try {
   check_shape("full", shape);

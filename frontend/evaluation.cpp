@@ -148,6 +148,7 @@ const char* evaluation_reason_name(EvaluationReason reason) {
   switch (reason) {
     case EvaluationReason::Item: return "item";
     case EvaluationReason::ToVector: return "to_vector";
+    case EvaluationReason::Read: return "read";
     case EvaluationReason::Print: return "print";
     case EvaluationReason::WaitToRead: return "wait_to_read";
     case EvaluationReason::WaitAll: return "waitall";

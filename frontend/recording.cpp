@@ -60,6 +60,16 @@ void rethrow_at_user_line(const Error& error, std::source_location loc) {
       loc);
 }
 
+void check_shape(std::string_view op, const Shape& shape) {
+  for (int64_t dim : shape) {
+    if (dim < 0) {
+      throw Error("[" + std::string(op) + "] shape " + shape_string(shape) +
+                  " has a negative dimension; dimensions must be >= 0");
+    }
+  }
+  ir::check_element_count(op, shape);
+}
+
 Tensor record(ir::NodePtr node) try {
   runtime::trace::Span span("record", ir::op_name(node->op));
   const bool pending = !node->is_evaluated();

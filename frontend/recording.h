@@ -20,6 +20,9 @@ ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_lo
 /// public op ends in a handler that calls this, so that no error leaves lazuli without the line.
 [[noreturn]] void rethrow_at_user_line(const Error& error, std::source_location loc);
 
+/// Throws "[op] shape ... has a negative dimension" or one naming a shape too large to address.
+void check_shape(std::string_view op, const Shape& shape);
+
 /// Infers and sets the node's dtype and shape, then adds it to the pending graph. Throws lz::Error
 /// (and records nothing) when the node is invalid. Evaluated nodes (data) are not pending.
 Tensor record(ir::NodePtr node);

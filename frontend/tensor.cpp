@@ -123,9 +123,35 @@ std::vector<T> Tensor::to_vector(std::source_location loc) const try {
   frontend::rethrow_at_user_line(error, loc);
 }
 
-#define LZ_DEFINE_READ(T)                                 \
-  template T Tensor::item<T>(std::source_location) const; \
-  template std::vector<T> Tensor::to_vector<T>(std::source_location) const;
+template <Element T>
+std::span<const T> Tensor::data(std::source_location loc) const try {
+  check_read_type<T>("data", *frontend::node_of(*this, "data"));
+  const runtime::Buffer& buffer = computed(*this, EvaluationReason::Read, loc);
+  return {buffer.data_as<T>(), static_cast<size_t>(buffer.size())};
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+template <Element T>
+void Tensor::copy_to(std::span<T> out, std::source_location loc) const try {
+  const ir::Node& node = *frontend::node_of(*this, "copy_to");
+  check_read_type<T>("copy_to", node);
+  if (static_cast<int64_t>(out.size()) != node.size()) {
+    throw Error("[copy_to] the destination holds " + std::to_string(out.size()) +
+                " elements but the tensor of shape " + shape_string(node.shape) + " has " +
+                std::to_string(node.size()));
+  }
+  const runtime::Buffer& buffer = computed(*this, EvaluationReason::Read, loc);
+  if (!out.empty()) std::memcpy(out.data(), buffer.data(), out.size() * sizeof(T));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+#define LZ_DEFINE_READ(T)                                                   \
+  template T Tensor::item<T>(std::source_location) const;                   \
+  template std::vector<T> Tensor::to_vector<T>(std::source_location) const; \
+  template std::span<const T> Tensor::data<T>(std::source_location) const;  \
+  template void Tensor::copy_to<T>(std::span<T>, std::source_location) const;
 LZ_DEFINE_READ(float)
 LZ_DEFINE_READ(double)
 LZ_DEFINE_READ(int32_t)

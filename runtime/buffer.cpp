@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -230,6 +232,13 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
   return std::shared_ptr<Buffer>(new Buffer(dtype, size, data));
 }
 
+std::shared_ptr<Buffer> Buffer::borrow(DType dtype, int64_t size, const void* data,
+                                       std::function<void()> release) {
+  std::shared_ptr<Buffer> buffer(new Buffer(dtype, size, const_cast<void*>(data)));
+  buffer->release_ = release ? std::move(release) : [] {};
+  return buffer;
+}
+
 std::shared_ptr<Buffer> Buffer::promise(DType dtype, int64_t size, std::shared_ptr<Event> written) {
   std::shared_ptr<Buffer> buffer(new Buffer(dtype, size, nullptr));
   buffer->written_ = std::move(written);
@@ -281,6 +290,17 @@ const DeviceMemory& Buffer::device_copy(int device, const DeviceCopier& copy) co
 }
 
 Buffer::~Buffer() {
+  if (release_) {
+    try {
+      release_();
+    } catch (const std::exception& error) {  // a destructor cannot pass it on
+      std::fprintf(stderr, "[lazuli] the release callback of borrowed memory threw: %s\n",
+                   error.what());
+    } catch (...) {
+      std::fprintf(stderr, "[lazuli] the release callback of borrowed memory threw\n");
+    }
+    return;
+  }
   if (written_ != nullptr) return;        // a promise: its memory, if any, is `storage_`'s
   if (device_memory_ != nullptr) return;  // the device's allocator takes it back
   const auto bytes = static_cast<size_t>(this->bytes());

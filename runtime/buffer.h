@@ -41,6 +41,12 @@ class Buffer {
   // event. Readers wait for the event: that is how a reader on another stream, or a blocking
   // point, waits for exactly the work it needs.
 
+  /// A buffer over `size` elements of `dtype` at `data`, memory that lazuli does not own: never
+  /// written, not counted against the memory limit, and handed back by calling `release` when
+  /// the buffer is destroyed (on whichever thread lets go of it last).
+  static std::shared_ptr<Buffer> borrow(DType dtype, int64_t size, const void* data,
+                                        std::function<void()> release);
+
   /// A buffer of `size` elements of `dtype` that the work setting `written` will fulfil or fail.
   static std::shared_ptr<Buffer> promise(DType dtype, int64_t size, std::shared_ptr<Event> written);
   /// Gives this promised buffer the contents of `computed` (same dtype and size), which it keeps
@@ -122,7 +128,8 @@ class Buffer {
   Buffer(DType dtype, int64_t size, void* data) : dtype_(dtype), size_(size), data_(data) {}
   DType dtype_;
   int64_t size_;
-  void* data_;                       // owned unless `storage_` holds it
+  void* data_;                       // owned unless `storage_` holds it or `release_` is set
+  std::function<void()> release_;    // borrowed memory: hands `data_` back to its owner
   std::shared_ptr<Buffer> storage_;  // a fulfilled promise: the buffer whose memory it shows
   std::shared_ptr<Event> written_;   // a promise: set once written or failed
   std::exception_ptr error_;         // a failed promise: why

@@ -23,6 +23,7 @@ std::string ir_dot(const std::vector<Tensor>& outputs,
 enum class EvaluationReason {
   Item,
   ToVector,
+  Read,  // data() or copy_to()
   Print,
   WaitToRead,
   WaitAll,

@@ -9,6 +9,7 @@
 #include <iosfwd>
 #include <memory>
 #include <source_location>
+#include <span>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -147,6 +148,15 @@ class Tensor {
   /// Blocks until the value is computed and returns all elements in row-major order.
   template <Element T>
   std::vector<T> to_vector(LZ_HERE) const;
+  /// Blocks until the value is computed and returns its elements, row-major, where lazuli holds
+  /// them, without a copy (a CUDA tensor's are copied to the host once): valid while this handle,
+  /// or another to the same value, lives. T must match dtype().
+  template <Element T>
+  std::span<const T> data(LZ_HERE) const;
+  /// Blocks until the value is computed and copies its elements, row-major, into `out`, which
+  /// must hold exactly size() of them: `x.copy_to(std::span(buffer))`. T must match dtype().
+  template <Element T>
+  void copy_to(std::span<T> out, LZ_HERE) const;
   /// Blocks until this tensor (and only what it needs) is computed. Throws the lz::Error of a
   /// failure in the work it needs, naming the op and the line that recorded it.
   void wait_to_read(LZ_HERE) const;
@@ -190,9 +200,11 @@ class Tensor {
   std::shared_ptr<ir::Node> node_;
 };
 
-#define LZ_DECLARE_READ(T)                                       \
-  extern template T Tensor::item<T>(std::source_location) const; \
-  extern template std::vector<T> Tensor::to_vector<T>(std::source_location) const;
+#define LZ_DECLARE_READ(T)                                                         \
+  extern template T Tensor::item<T>(std::source_location) const;                   \
+  extern template std::vector<T> Tensor::to_vector<T>(std::source_location) const; \
+  extern template std::span<const T> Tensor::data<T>(std::source_location) const;  \
+  extern template void Tensor::copy_to<T>(std::span<T>, std::source_location) const;
 LZ_DECLARE_READ(float)
 LZ_DECLARE_READ(double)
 LZ_DECLARE_READ(int32_t)
@@ -204,14 +216,38 @@ LZ_DECLARE_READ(bool)
 
 /// A tensor holding a copy of `data` (row-major) with the given shape.
 template <Element T>
-requires(!std::is_same_v<T, bool>) Tensor
-    from_vector(const std::vector<T>& data, Shape shape, Device device = default_device(), LZ_HERE);
-extern template Tensor from_vector(const std::vector<float>&, Shape, Device, std::source_location);
-extern template Tensor from_vector(const std::vector<double>&, Shape, Device, std::source_location);
-extern template Tensor from_vector(const std::vector<int32_t>&, Shape, Device,
-                                   std::source_location);
-extern template Tensor from_vector(const std::vector<int64_t>&, Shape, Device,
-                                   std::source_location);
+Tensor from_vector(const std::vector<T>& data, Shape shape, Device device = default_device(),
+                   LZ_HERE);
+
+/// How elements handed to from_data are laid out: row-major (C order, numpy's default) or
+/// column-major (Fortran order, Eigen's and BLAS's default: the first index varies fastest).
+enum class Order { RowMajor, ColumnMajor };
+
+/// A tensor holding a copy of the shape_size(shape) elements at `data`, laid out in `order`
+/// (the tensor itself is row-major, as every lazuli tensor).
+template <Element T>
+Tensor from_data(const T* data, Shape shape, Order order = Order::RowMajor,
+                 Device device = default_device(), LZ_HERE);
+
+/// A tensor over the caller's row-major elements at `data`, without a copy. The memory must stay
+/// valid and unchanged until lazuli calls `release` (once, from whichever thread lets go last),
+/// when no tensor or launch reads it any more; lazuli never writes it. A tensor on a CUDA device
+/// copies it to the device once.
+template <Element T>
+Tensor borrow_data(const T* data, Shape shape, std::function<void()> release,
+                   Device device = default_device(), LZ_HERE);
+
+#define LZ_DECLARE_CREATION(T)                                                                    \
+  extern template Tensor from_vector(const std::vector<T>&, Shape, Device, std::source_location); \
+  extern template Tensor from_data(const T*, Shape, Order, Device, std::source_location);         \
+  extern template Tensor borrow_data(const T*, Shape, std::function<void()>, Device,              \
+                                     std::source_location);
+LZ_DECLARE_CREATION(float)
+LZ_DECLARE_CREATION(double)
+LZ_DECLARE_CREATION(int32_t)
+LZ_DECLARE_CREATION(int64_t)
+LZ_DECLARE_CREATION(bool)
+#undef LZ_DECLARE_CREATION
 
 Tensor full(Shape shape, double value, DType dtype = float32, LZ_HERE);
 Tensor zeros(Shape shape, DType dtype = float32, LZ_HERE);

@@ -233,10 +233,8 @@ lz::Tensor make_tensor(const TensorData& data) {
                              data.shape);
     case lz::DType::Int64: return lz::from_vector(data.integers, data.shape);
     case lz::DType::Bool:
-      // from_vector has no bool overload (std::vector<bool> is not contiguous): go through int32.
-      return lz::from_vector(std::vector<int32_t>(data.integers.begin(), data.integers.end()),
-                             data.shape)
-          .astype(lz::bool_);
+      return lz::from_vector(std::vector<bool>(data.integers.begin(), data.integers.end()),
+                             data.shape);
   }
   throw std::logic_error("unknown dtype");
 }
