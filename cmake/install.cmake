@@ -17,6 +17,7 @@ configure_package_config_file(cmake/lazuliConfig.cmake.in
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/lazuliConfigVersion.cmake
   COMPATIBILITY SameMinorVersion)
 install(FILES
+  cmake/lazuli_dependencies.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/lazuliConfig.cmake
   ${CMAKE_CURRENT_BINARY_DIR}/lazuliConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/lazuli)
