@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "runtime/environment.h"
+#include "support/environment.h"
 
 #include <algorithm>
 #include <atomic>
@@ -298,11 +298,11 @@ fs::path DiskCache::default_directory() {
 }
 
 bool DiskCache::enabled_by_environment() {
-  return runtime::boolean_from_environment("LZ_CACHE").value_or(true);
+  return support::boolean_from_environment("LZ_CACHE").value_or(true);
 }
 
 int64_t DiskCache::default_max_bytes() {
-  return runtime::integer_from_environment("LZ_CACHE_MAX_BYTES", 0).value_or(kDefaultMaxBytes);
+  return support::integer_from_environment("LZ_CACHE_MAX_BYTES", 0).value_or(kDefaultMaxBytes);
 }
 
 }  // namespace lz::codegen

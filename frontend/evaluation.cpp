@@ -11,7 +11,7 @@
 #include "ir/pending_list.h"
 #include "runtime/buffer.h"
 #include "runtime/devices.h"
-#include "runtime/trace.h"
+#include "support/trace.h"
 
 namespace lz::frontend {
 namespace {
@@ -34,7 +34,7 @@ void wait_for(const std::vector<ir::NodePtr>& roots, EvaluationReason reason,
     const auto start = std::chrono::steady_clock::now();
     bool waited = false;
     const auto traced = [&](const auto& wait) {
-      runtime::trace::Span span("wait", evaluation_reason_name(reason));
+      support::trace::Span span("wait", evaluation_reason_name(reason));
       span.arg("location", location_string(loc));
       wait();
       waited = true;
@@ -102,7 +102,7 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
   run_claimed(std::move(claimed));
   if (reason != EvaluationReason::WaitAll) return;
   {
-    runtime::trace::Span span("wait", "waitall");
+    support::trace::Span span("wait", "waitall");
     span.arg("location", location_string(loc));
     runtime::synchronize_all_streams();
     runtime::synchronize_cuda_devices();

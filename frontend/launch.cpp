@@ -22,8 +22,8 @@
 #include "passes/pass_manager.h"
 #include "runtime/devices.h"
 #include "runtime/kernel_executor.h"
-#include "runtime/statistics.h"
-#include "runtime/trace.h"
+#include "support/statistics.h"
+#include "support/trace.h"
 
 namespace lz::frontend {
 namespace {
@@ -274,7 +274,7 @@ class InFlight {
                      location_string(loc).c_str(), why.c_str(),
                      static_cast<unsigned long long>(oldest.number));
       }
-      runtime::trace::Span span("wait", "back-pressure");
+      support::trace::Span span("wait", "back-pressure");
       span.arg("why", why);
       oldest.done->wait();
     }
@@ -304,7 +304,7 @@ InFlight& in_flight() {
 
 /// Computes a launch's outputs; a failure of the executor's own bookkeeping fails them all.
 std::vector<runtime::Outcome> compute(Launch& launch) {
-  runtime::trace::Span span("run", "evaluation");
+  support::trace::Span span("run", "evaluation");
   span.arg("number", static_cast<int64_t>(launch.record.number));
   span.flow_in(launch.flow);
   try {
@@ -451,7 +451,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   record.left_pending = left_pending;
   for (const ir::NodePtr& node : graph.nodes) record.nodes += node->is_evaluated() ? 0 : 1;
   if (!settings.dump_directory.empty()) dump(settings.dump_directory, graph, record);
-  runtime::trace::Span span("launch", "evaluation");
+  support::trace::Span span("launch", "evaluation");
   span.arg("number", static_cast<int64_t>(record.number));
   span.arg("reason", evaluation_reason_name(reason));
   span.arg("location", record.location);
@@ -494,11 +494,11 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   launched->stream = current_stream();
   launched->options.device = device;
   launched->options.stream = launched->stream;
-  launched->flow = runtime::trace::new_flow_id();
+  launched->flow = support::trace::new_flow_id();
   runtime::Stream& stream = stream_of(*launched);
   span.flow_out(launched->flow);
-  runtime::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
-  runtime::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
+  support::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
+  support::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
   log_launch(settings, *launched, manager);
   last_record = std::move(record);
 

@@ -8,7 +8,7 @@
 #include "ir/pending_list.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
-#include "runtime/trace.h"
+#include "support/trace.h"
 
 namespace lz::frontend {
 
@@ -71,7 +71,7 @@ void check_shape(std::string_view op, const Shape& shape) {
 }
 
 Tensor record(ir::NodePtr node) try {
-  runtime::trace::Span span("record", ir::op_name(node->op));
+  support::trace::Span span("record", ir::op_name(node->op));
   const bool pending = !node->is_evaluated();
   {
     const auto lock = lock_graph();  // inputs may be turned into data by another thread

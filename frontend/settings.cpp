@@ -13,7 +13,7 @@
 #include "codegen/disk_cache.h"
 #include "lazuli/error.h"
 #include "runtime/buffer.h"
-#include "runtime/environment.h"
+#include "support/environment.h"
 
 namespace lz::frontend {
 namespace {
@@ -24,7 +24,7 @@ LogLevel parse_log_level(const char* text) {
   if (value == "info" || value == "1") return LogLevel::Info;
   if (value == "debug") return LogLevel::Debug;
   if (!value.empty() && value != "off" && value != "0") {
-    runtime::report_ignored_setting("LZ_LOG", value, "info, debug or off");
+    support::report_ignored_setting("LZ_LOG", value, "info, debug or off");
   }
   return LogLevel::Off;
 }
@@ -46,9 +46,9 @@ struct SettingsStore {
   SettingsStore() {
     settings.log_level = parse_log_level(std::getenv("LZ_LOG"));
     if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
-    settings.fusion = runtime::boolean_from_environment("LZ_FUSION").value_or(settings.fusion);
-    settings.jit = runtime::boolean_from_environment("LZ_JIT").value_or(settings.jit);
-    if (const auto kernels = runtime::integer_from_environment("LZ_KERNEL_CACHE_SIZE", 1)) {
+    settings.fusion = support::boolean_from_environment("LZ_FUSION").value_or(settings.fusion);
+    settings.jit = support::boolean_from_environment("LZ_JIT").value_or(settings.jit);
+    if (const auto kernels = support::integer_from_environment("LZ_KERNEL_CACHE_SIZE", 1)) {
       codegen::set_memory_cache_capacity(*kernels);
     }
     if (codegen::DiskCache::enabled_by_environment()) {
@@ -57,7 +57,7 @@ struct SettingsStore {
     if (const char* off = std::getenv("LZ_PASSES_OFF")) settings.disabled_passes = off;
     if (const char* dumped = std::getenv("LZ_DUMP_PASSES")) {
       if (const std::optional<std::string> why = regex_error_of(dumped)) {
-        runtime::report_ignored_setting("LZ_DUMP_PASSES", dumped,
+        support::report_ignored_setting("LZ_DUMP_PASSES", dumped,
                                         "a regular expression (" + *why + ")");
       } else {
         settings.dump_passes = dumped;
@@ -77,7 +77,7 @@ Engine engine_from_environment() {
   const std::string_view value(text);
   if (value == "sync") return Engine::Sync;
   if (value != "async" && !value.empty()) {
-    runtime::report_ignored_setting("LZ_ENGINE", value, "sync or async");
+    support::report_ignored_setting("LZ_ENGINE", value, "sync or async");
   }
   return Engine::Async;
 }
@@ -87,9 +87,9 @@ constexpr int64_t kDefaultMaxInFlight = 32;
 
 std::atomic<Engine> engine_setting{engine_from_environment()};
 std::atomic<int64_t> max_pending_nodes_setting{
-    runtime::integer_from_environment("LZ_MAX_PENDING_NODES", 0).value_or(kDefaultMaxPendingNodes)};
+    support::integer_from_environment("LZ_MAX_PENDING_NODES", 0).value_or(kDefaultMaxPendingNodes)};
 std::atomic<int64_t> max_in_flight_setting{std::max<int64_t>(
-    1, runtime::integer_from_environment("LZ_MAX_IN_FLIGHT", 0).value_or(kDefaultMaxInFlight))};
+    1, support::integer_from_environment("LZ_MAX_IN_FLIGHT", 0).value_or(kDefaultMaxInFlight))};
 
 }  // namespace
 

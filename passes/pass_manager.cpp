@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "lazuli/error.h"
-#include "runtime/trace.h"
+#include "support/trace.h"
 
 namespace lz::passes {
 
@@ -42,7 +42,7 @@ void PassManager::run(PassContext& context) {
     const auto start = std::chrono::steady_clock::now();
     {
       // A live span, so that the pass is an NVTX range in Nsight as well as a trace span.
-      runtime::trace::Span span("pass", pass->name());
+      support::trace::Span span("pass", pass->name());
       pass->run(context);
     }
     const double elapsed =

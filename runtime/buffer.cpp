@@ -1,7 +1,7 @@
 #include "runtime/buffer.h"
 
-#include "runtime/environment.h"
-#include "runtime/statistics.h"
+#include "support/environment.h"
+#include "support/statistics.h"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -61,7 +61,8 @@ size_t block_bytes(size_t bytes) {
 }
 
 int64_t default_cache_limit() {
-  if (const auto bytes = integer_from_environment("LZ_BUFFER_CACHE_BYTES", 0)) return *bytes;
+  if (const auto bytes = support::integer_from_environment("LZ_BUFFER_CACHE_BYTES", 0))
+    return *bytes;
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_bytes = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_bytes <= 0) return kMaxDefaultCacheBytes;
@@ -169,7 +170,7 @@ void* allocate_large_block(size_t bytes) {
 }
 
 int64_t default_memory_limit() {
-  if (const auto bytes = integer_from_environment("LZ_MEMORY_LIMIT", 1)) return *bytes;
+  if (const auto bytes = support::integer_from_environment("LZ_MEMORY_LIMIT", 1)) return *bytes;
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_bytes = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_bytes <= 0) return INT64_MAX;
@@ -228,7 +229,8 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
     throw std::bad_alloc();
   }
   poison(static_cast<char*>(data) + bytes, allocated - bytes);
-  counters().bytes_allocated.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  support::counters().bytes_allocated.fetch_add(static_cast<int64_t>(bytes),
+                                                std::memory_order_relaxed);
   return std::shared_ptr<Buffer>(new Buffer(dtype, size, data));
 }
 

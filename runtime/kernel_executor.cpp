@@ -20,9 +20,9 @@
 #include "runtime/blas_matmul.h"
 #include "runtime/cuda/kernel_runner.h"
 #include "runtime/interpreter.h"
-#include "runtime/statistics.h"
 #include "runtime/thread_pool.h"
-#include "runtime/trace.h"
+#include "support/statistics.h"
+#include "support/trace.h"
 
 namespace lz::runtime {
 namespace {
@@ -139,7 +139,7 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
   const bool dumping = !options.dump_directory.empty();
   codegen::KernelLookup lookup;
   try {
-    trace::Span span("compile", "find or compile kernel");
+    support::trace::Span span("compile", "find or compile kernel");
     span.arg("kernel", static_cast<int64_t>(kernel.id));
     lookup = codegen::find_or_compile(kernel, options.cache_directory, dumping ? &dump : nullptr);
     span.arg("source", codegen::kernel_source_name(lookup.source));
@@ -255,7 +255,7 @@ template <class BufferOf>
 void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
                 const BufferOf& buffer_of,
                 std::unordered_map<const ir::Node*, BufferPtr>& written) {
-  trace::Span span("kernel", "run kernel");
+  support::trace::Span span("kernel", "run kernel");
   span.arg("kernel", static_cast<int64_t>(kernel.id));
   std::vector<const Buffer*> inputs;
   for (const ir::NodePtr& input : kernel.inputs) {
@@ -374,7 +374,7 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
     for (const ir::NodePtr& input : kernel.inputs) {
       if (--reads_left[input.get()] == 0) written.erase(input.get());
     }
-    counters().kernels_launched.fetch_add(1, std::memory_order_relaxed);
+    support::counters().kernels_launched.fetch_add(1, std::memory_order_relaxed);
   }
 
   std::vector<Outcome> outcomes;

@@ -3,7 +3,7 @@
 #include <system_error>
 
 #include "lazuli/error.h"
-#include "runtime/trace.h"
+#include "support/trace.h"
 
 namespace lz::runtime {
 
@@ -74,7 +74,7 @@ int64_t Stream::pending() {
 }
 
 void Stream::work() {
-  trace::name_thread(name_);
+  support::trace::name_thread(name_);
   std::unique_lock lock(mutex_);
   while (true) {
     work_available_.wait(lock, [this] { return !busy_ && (stopping_ || !queue_.empty()); });

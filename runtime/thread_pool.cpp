@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/environment.h"
+#include "support/environment.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -36,7 +36,8 @@ int hardware_threads() {
 }
 
 int default_thread_count() {
-  if (const auto threads = integer_from_environment("LZ_NUM_THREADS", 1, max_thread_count())) {
+  if (const auto threads =
+          support::integer_from_environment("LZ_NUM_THREADS", 1, max_thread_count())) {
     return static_cast<int>(*threads);
   }
   return hardware_threads();

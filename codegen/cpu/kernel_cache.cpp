@@ -8,7 +8,7 @@
 
 #include "codegen/disk_cache.h"
 #include "codegen/kernel_signature.h"
-#include "runtime/statistics.h"
+#include "support/statistics.h"
 
 namespace lz::codegen {
 namespace {
@@ -89,7 +89,7 @@ const char* kernel_source_name(KernelSource source) {
 
 KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& disk_directory,
                              KernelDump* dump) {
-  runtime::Counters& counters = runtime::counters();
+  support::Counters& counters = support::counters();
   const bool flat = is_flat(kernel);
   std::string key = kernel_key(kernel, flat);
   MemoryCache& cache = memory_cache();

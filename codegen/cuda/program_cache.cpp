@@ -9,8 +9,8 @@
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/disk_cache.h"
 #include "codegen/kernel_signature.h"
-#include "runtime/statistics.h"
-#include "runtime/trace.h"
+#include "support/statistics.h"
+#include "support/trace.h"
 
 namespace lz::codegen::cuda {
 namespace {
@@ -55,7 +55,7 @@ std::string program_name(const passes::Kernel& kernel) {
 CudaProgram find_or_compile_program(const passes::Kernel& kernel, const std::string& architecture,
                                     const std::string& disk_directory) {
   const auto start = std::chrono::steady_clock::now();
-  runtime::Counters& counters = runtime::counters();
+  support::Counters& counters = support::counters();
   CudaProgram program;
   program.name = program_name(kernel);
   program.source = generate_cuda_source(kernel, program.name);
@@ -75,7 +75,7 @@ CudaProgram find_or_compile_program(const passes::Kernel& kernel, const std::str
     counters.cache_hits.fetch_add(1, std::memory_order_relaxed);
     counters.disk_cache_hits.fetch_add(1, std::memory_order_relaxed);
   } else {
-    runtime::trace::Span span("compile", "nvrtc");
+    support::trace::Span span("compile", "nvrtc");
     CompiledCuda compiled = compile_cuda(translation_unit, architecture);
     program.is_ptx = compiled.cubin.empty();
     if (program.is_ptx) {

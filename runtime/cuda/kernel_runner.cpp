@@ -13,8 +13,8 @@
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/launch_config.h"
 #include "runtime/cuda/memory.h"
-#include "runtime/statistics.h"
-#include "runtime/trace.h"
+#include "support/statistics.h"
+#include "support/trace.h"
 
 namespace lz::runtime::cuda {
 namespace {
@@ -51,14 +51,14 @@ class KernelCache {
     {
       std::lock_guard lock(mutex_);
       if (auto found = kernels_.find(slot); found != kernels_.end()) {
-        counters().cache_hits.fetch_add(1, std::memory_order_relaxed);
+        support::counters().cache_hits.fetch_add(1, std::memory_order_relaxed);
         report.name = found->second->name;
         return *found->second;
       }
     }
     // Compiled outside the lock, so that launches of cached kernels never wait behind NVRTC;
     // two threads missing the same kernel at once both compile it, and the first one is kept.
-    trace::Span span("compile", "find or compile cuda kernel");
+    support::trace::Span span("compile", "find or compile cuda kernel");
     const auto start = std::chrono::steady_clock::now();
     codegen::cuda::CudaProgram program =
         codegen::cuda::find_or_compile_program(kernel, architecture, cache_directory);

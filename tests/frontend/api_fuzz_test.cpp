@@ -36,8 +36,8 @@
 #include "ir/pending_list.h"
 #include "runtime/buffer.h"
 #include "runtime/differential_check.h"
-#include "runtime/environment.h"
 #include "runtime/interpreter.h"
+#include "support/environment.h"
 
 namespace lz {
 namespace {
@@ -56,11 +56,11 @@ const FuzzSettings& fuzz_settings() {
     FuzzSettings result;
     constexpr int64_t kMaxPrograms = std::numeric_limits<int>::max();
     result.programs = static_cast<int>(
-        runtime::integer_from_environment("LAZULI_API_FUZZ_PROGRAMS", 0, kMaxPrograms)
+        support::integer_from_environment("LAZULI_API_FUZZ_PROGRAMS", 0, kMaxPrograms)
             .value_or(result.programs));
     result.sync_programs = std::min(result.sync_programs, result.programs);
     result.first_seed = static_cast<uint64_t>(
-        runtime::integer_from_environment("LAZULI_API_FUZZ_SEED", 0).value_or(0));
+        support::integer_from_environment("LAZULI_API_FUZZ_SEED", 0).value_or(0));
     return result;
   }();
   return settings;

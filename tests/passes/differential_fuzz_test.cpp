@@ -41,9 +41,9 @@
 #include "passes/pass_manager.h"
 #include "runtime/buffer.h"
 #include "runtime/differential_check.h"
-#include "runtime/environment.h"
 #include "runtime/interpreter.h"
 #include "runtime/kernel_executor.h"
+#include "support/environment.h"
 #include "tests/passes/graph_generator.h"
 
 namespace lz::passes {
@@ -67,13 +67,13 @@ const FuzzSettings& fuzz_settings() {
     FuzzSettings result;
     constexpr int64_t kMaxGraphs = std::numeric_limits<int>::max();
     result.graphs =
-        static_cast<int>(runtime::integer_from_environment("LAZULI_FUZZ_GRAPHS", 0, kMaxGraphs)
+        static_cast<int>(support::integer_from_environment("LAZULI_FUZZ_GRAPHS", 0, kMaxGraphs)
                              .value_or(result.graphs));
     result.cuda_graphs =
-        static_cast<int>(runtime::integer_from_environment("LAZULI_FUZZ_CUDA_GRAPHS", 0, kMaxGraphs)
+        static_cast<int>(support::integer_from_environment("LAZULI_FUZZ_CUDA_GRAPHS", 0, kMaxGraphs)
                              .value_or(result.cuda_graphs));
     result.first_seed =
-        static_cast<uint64_t>(runtime::integer_from_environment("LAZULI_FUZZ_SEED", 0).value_or(0));
+        static_cast<uint64_t>(support::integer_from_environment("LAZULI_FUZZ_SEED", 0).value_or(0));
     return result;
   }();
   return settings;

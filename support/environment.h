@@ -6,7 +6,7 @@
 #include <optional>
 #include <string_view>
 
-namespace lz::runtime {
+namespace lz::support {
 
 /// The integer in environment variable `name` when it is set to a whole number in
 /// [minimum, maximum]; nothing when it is unset, or set to anything else (which is reported on
@@ -24,4 +24,4 @@ std::optional<bool> boolean_from_environment(const char* name);
 /// variable `name` is ignored for holding `value`, and what would be valid.
 void report_ignored_setting(const char* name, std::string_view value, std::string_view expected);
 
-}  // namespace lz::runtime
+}  // namespace lz::support

@@ -1,4 +1,4 @@
-#include "runtime/trace.h"
+#include "support/trace.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -44,7 +44,7 @@ void* operator new(std::size_t size) {
 [[gnu::noinline]] void operator delete(void* memory) noexcept { std::free(memory); }
 [[gnu::noinline]] void operator delete(void* memory, std::size_t) noexcept { std::free(memory); }
 
-namespace lz::runtime::trace {
+namespace lz::support::trace {
 namespace {
 
 /// A parsed JSON value.
@@ -677,4 +677,4 @@ TEST(TraceDeathTest, LzTraceOnAnUnwritablePathWarnsOnceAndLeavesTracingOff) {
 }
 
 }  // namespace
-}  // namespace lz::runtime::trace
+}  // namespace lz::support::trace

@@ -1,4 +1,4 @@
-// Numbers and switches read from environment variables (runtime/environment.h): whole numbers in
+// Numbers and switches read from environment variables (support/environment.h): whole numbers in
 // range, and the words of a switch, are taken; anything else is ignored with a message naming the
 // variable and what would be valid.
 #include <gtest/gtest.h>
@@ -9,11 +9,11 @@
 
 #include <stdlib.h>
 
-#include "runtime/environment.h"
+#include "support/environment.h"
 
 namespace {
 
-using lz::runtime::integer_from_environment;
+using lz::support::integer_from_environment;
 
 constexpr const char* kName = "LZ_ENVIRONMENT_TEST_NUMBER";
 
@@ -71,7 +71,7 @@ constexpr const char* kSwitchName = "LZ_ENVIRONMENT_TEST_SWITCH";
 std::pair<std::optional<bool>, std::string> switch_as(const char* text) {
   setenv(kSwitchName, text, 1);
   testing::internal::CaptureStderr();
-  const std::optional<bool> value = lz::runtime::boolean_from_environment(kSwitchName);
+  const std::optional<bool> value = lz::support::boolean_from_environment(kSwitchName);
   std::string message = testing::internal::GetCapturedStderr();
   unsetenv(kSwitchName);
   return {value, std::move(message)};
@@ -85,7 +85,7 @@ TEST(EnvironmentTest, SwitchesTakeTheUsualWordsInAnyCase) {
     EXPECT_EQ(switch_as(text), std::pair(std::optional<bool>(false), std::string())) << text;
   }
   unsetenv(kSwitchName);
-  EXPECT_EQ(lz::runtime::boolean_from_environment(kSwitchName), std::nullopt);
+  EXPECT_EQ(lz::support::boolean_from_environment(kSwitchName), std::nullopt);
 }
 
 TEST(EnvironmentTest, AnySwitchElseIsIgnoredSayingWhatIsValid) {

@@ -4,7 +4,7 @@
 #include <atomic>
 #include <cstdint>
 
-namespace lz::runtime {
+namespace lz::support {
 
 struct Counters {
   std::atomic<int64_t> evaluations{0};
@@ -21,4 +21,4 @@ struct Counters {
 /// The process-wide counters (relaxed atomics: they are statistics, not synchronization).
 Counters& counters();
 
-}  // namespace lz::runtime
+}  // namespace lz::support

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace lz::runtime::trace {
+namespace lz::support::trace {
 
 /// Whether a trace is being collected: one relaxed atomic load, cheap enough for every recorded
 /// op. The first call reads LZ_TRACE and starts a trace to that path when it is set, unless
@@ -66,7 +66,7 @@ class Span {
 
  private:
   std::unique_ptr<detail::OpenSpan> open_;  // null when no trace ran at construction
-  bool nvtx_range_ = false;                 // an NVTX range was opened (runtime/nvtx.h)
+  bool nvtx_range_ = false;                 // an NVTX range was opened (support/nvtx.h)
 };
 
 /// A zero-duration marker on the calling thread's track ("ph":"i", thread scope); `category` must
@@ -79,4 +79,4 @@ void complete(const char* category, std::string_view name,
               std::chrono::steady_clock::time_point begin,
               std::chrono::steady_clock::time_point end);
 
-}  // namespace lz::runtime::trace
+}  // namespace lz::support::trace

@@ -1,21 +1,21 @@
-#include "runtime/statistics.h"
+#include "support/statistics.h"
 
 #include "lazuli/stats.h"
 
 #include <initializer_list>
 
 namespace lz {
-namespace runtime {
+namespace support {
 
 Counters& counters() {
   static Counters instance;
   return instance;
 }
 
-}  // namespace runtime
+}  // namespace support
 
 Stats stats() {
-  const runtime::Counters& c = runtime::counters();
+  const support::Counters& c = support::counters();
   constexpr auto relaxed = std::memory_order_relaxed;
   return {c.evaluations.load(relaxed),         c.nodes_evaluated.load(relaxed),
           c.kernels_launched.load(relaxed),    c.kernels_compiled.load(relaxed),
@@ -25,7 +25,7 @@ Stats stats() {
 }
 
 void reset_stats() {
-  runtime::Counters& c = runtime::counters();
+  support::Counters& c = support::counters();
   for (std::atomic<int64_t>* counter :
        {&c.evaluations, &c.nodes_evaluated, &c.kernels_launched, &c.kernels_compiled, &c.cache_hits,
         &c.cache_misses, &c.bytes_allocated, &c.disk_cache_hits, &c.compile_microseconds}) {

@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-namespace lz::runtime::nvtx {
+namespace lz::support::nvtx {
 
 /// Whether a profiler collects NVTX ranges (read once).
 bool active();
@@ -13,4 +13,4 @@ bool active();
 void push(std::string_view name);
 void pop();
 
-}  // namespace lz::runtime::nvtx
+}  // namespace lz::support::nvtx

@@ -1,13 +1,13 @@
 // NVTX through the CUDA toolkit's header-only NVTX 3, which loads the profiler's injection
 // library itself; built only where the toolkit's headers are (see runtime/CMakeLists.txt).
-#include "runtime/nvtx.h"
+#include "support/nvtx.h"
 
 #include <nvtx3/nvToolsExt.h>
 
 #include <cstdlib>
 #include <string>
 
-namespace lz::runtime::nvtx {
+namespace lz::support::nvtx {
 
 bool active() {
   static const bool injected = std::getenv("NVTX_INJECTION64_PATH") != nullptr;
@@ -18,4 +18,4 @@ void push(std::string_view name) { nvtxRangePushA(std::string(name).c_str()); }
 
 void pop() { nvtxRangePop(); }
 
-}  // namespace lz::runtime::nvtx
+}  // namespace lz::support::nvtx

@@ -1,10 +1,10 @@
 // NVTX in a build without the CUDA toolkit's headers: no profiler can ask for ranges.
-#include "runtime/nvtx.h"
+#include "support/nvtx.h"
 
-namespace lz::runtime::nvtx {
+namespace lz::support::nvtx {
 
 bool active() { return false; }
 void push(std::string_view) {}
 void pop() {}
 
-}  // namespace lz::runtime::nvtx
+}  // namespace lz::support::nvtx

@@ -1,4 +1,4 @@
-#include "runtime/environment.h"
+#include "support/environment.h"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace lz::runtime {
+namespace lz::support {
 namespace {
 
 /// True the first time `name` is seen set to `value`: some settings are read at every use (a
@@ -67,4 +67,4 @@ void report_ignored_setting(const char* name, std::string_view value, std::strin
   std::fputs(report.c_str(), stderr);  // one write: no interleaving with threads
 }
 
-}  // namespace lz::runtime
+}  // namespace lz::support

@@ -1,4 +1,4 @@
-#include "runtime/trace.h"
+#include "support/trace.h"
 
 #include <atomic>
 #include <cerrno>
@@ -19,9 +19,9 @@
 
 #include "lazuli/error.h"
 #include "lazuli/inspect.h"
-#include "runtime/nvtx.h"
+#include "support/nvtx.h"
 
-namespace lz::runtime::trace {
+namespace lz::support::trace {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -396,12 +396,12 @@ void complete(const char* category, std::string_view name, Clock::time_point beg
   record(trace, std::move(span));
 }
 
-}  // namespace lz::runtime::trace
+}  // namespace lz::support::trace
 
 namespace lz {
 
-void start_trace(const std::string& path) { runtime::trace::start(path); }
+void start_trace(const std::string& path) { support::trace::start(path); }
 
-void stop_trace() { runtime::trace::stop(); }
+void stop_trace() { support::trace::stop(); }
 
 }  // namespace lz
