@@ -9,7 +9,7 @@
 #include "frontend/settings.h"
 #include "ir/graph.h"
 #include "ir/pending_list.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 #include "runtime/devices.h"
 #include "support/trace.h"
 
@@ -30,7 +30,7 @@ bool is_blocking(EvaluationReason reason) {
 void wait_for(const std::vector<ir::NodePtr>& roots, EvaluationReason reason,
               std::source_location loc) {
   for (const ir::NodePtr& root : roots) {
-    const runtime::Buffer& buffer = *root->buffer;
+    const memory::Buffer& buffer = *root->buffer;
     const auto start = std::chrono::steady_clock::now();
     bool waited = false;
     const auto traced = [&](const auto& wait) {
@@ -44,7 +44,7 @@ void wait_for(const std::vector<ir::NodePtr>& roots, EvaluationReason reason,
       forget_failure(error);
       std::rethrow_exception(error);
     }
-    if (const runtime::DeviceMemory* memory = buffer.device_memory()) {
+    if (const memory::DeviceMemory* memory = buffer.device_memory()) {
       traced([&] { memory->wait(); });
     }
     if (waited && current_settings().log_level != LogLevel::Off) {

@@ -8,13 +8,13 @@
 
 #include "frontend/recording.h"
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
 namespace lz {
 namespace {
 
 /// A data leaf of `shape` on `device` holding `buffer`.
-Tensor record_data(std::shared_ptr<runtime::Buffer> buffer, Shape shape, Device device,
+Tensor record_data(std::shared_ptr<memory::Buffer> buffer, Shape shape, Device device,
                    std::source_location loc) {
   ir::NodePtr node = frontend::make_node(ir::Op::Data, {}, loc);
   node->device = device;
@@ -26,16 +26,16 @@ Tensor record_data(std::shared_ptr<runtime::Buffer> buffer, Shape shape, Device 
 
 /// Storage for the elements of `shape`, after checking it; an lz::Error under the memory limit.
 template <Element T>
-std::shared_ptr<runtime::Buffer> allocate_for(std::string_view op, const Shape& shape) {
+std::shared_ptr<memory::Buffer> allocate_for(std::string_view op, const Shape& shape) {
   frontend::check_shape(op, shape);
   try {
-    return runtime::Buffer::allocate(dtype_of<T>(), shape_size(shape));
+    return memory::Buffer::allocate(dtype_of<T>(), shape_size(shape));
   } catch (const std::bad_alloc&) {
     throw Error("[" + std::string(op) + "] cannot allocate " +
                 std::to_string(shape_size(shape) * static_cast<int64_t>(sizeof(T))) +
-                " bytes: " + std::to_string(runtime::Buffer::live_bytes()) +
+                " bytes: " + std::to_string(memory::Buffer::live_bytes()) +
                 " bytes of tensors are alive and the memory limit is " +
-                std::to_string(runtime::Buffer::memory_limit()) + " (lz::set_memory_limit)");
+                std::to_string(memory::Buffer::memory_limit()) + " (lz::set_memory_limit)");
   }
 }
 
@@ -83,7 +83,7 @@ Tensor from_vector(const std::vector<T>& data, Shape shape, Device device,
     throw Error("[from_vector] " + std::to_string(data.size()) + " values cannot fill shape " +
                 shape_string(shape) + ", which holds " + std::to_string(shape_size(shape)));
   }
-  std::shared_ptr<runtime::Buffer> buffer = allocate_for<T>("from_vector", shape);
+  std::shared_ptr<memory::Buffer> buffer = allocate_for<T>("from_vector", shape);
   if constexpr (std::is_same_v<T, bool>) {
     // std::vector<bool> packs its values into bits: one at a time into lazuli's bytes.
     bool* elements = buffer->data_as<bool>();
@@ -100,7 +100,7 @@ template <Element T>
 Tensor from_data(const T* data, Shape shape, Order order, Device device,
                  std::source_location loc) try {
   check_pointer("from_data", data, shape);
-  std::shared_ptr<runtime::Buffer> buffer = allocate_for<T>("from_data", shape);
+  std::shared_ptr<memory::Buffer> buffer = allocate_for<T>("from_data", shape);
   if (shape_size(shape) > 0) {
     if (order == Order::ColumnMajor) {
       copy_column_major(data, buffer->data_as<T>(), shape);
@@ -119,7 +119,7 @@ Tensor borrow_data(const T* data, Shape shape, std::function<void()> release, De
   frontend::check_shape("borrow_data", shape);
   check_pointer("borrow_data", data, shape);
   return record_data(
-      runtime::Buffer::borrow(dtype_of<T>(), shape_size(shape), data, std::move(release)),
+      memory::Buffer::borrow(dtype_of<T>(), shape_size(shape), data, std::move(release)),
       std::move(shape), device, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);

@@ -226,8 +226,8 @@ struct Launch {
 
   passes::PassContext context;
   runtime::ExecutionOptions options;
-  std::vector<std::shared_ptr<runtime::Buffer>> promises;  // one per context.graph.outputs
-  std::shared_ptr<runtime::Event> done = std::make_shared<runtime::Event>();
+  std::vector<std::shared_ptr<memory::Buffer>> promises;  // one per context.graph.outputs
+  std::shared_ptr<memory::Event> done = std::make_shared<memory::Event>();
   EvaluationRecord record;
   std::chrono::steady_clock::time_point started;  // at the blocking point
   Device device = Device::cpu();
@@ -261,9 +261,9 @@ class InFlight {
         if (count >= max_in_flight()) {
           why = std::to_string(count) +
                 " evaluations in flight (LZ_MAX_IN_FLIGHT=" + std::to_string(max_in_flight()) + ")";
-        } else if (bytes > runtime::Buffer::memory_limit() / 2) {
+        } else if (bytes > memory::Buffer::memory_limit() / 2) {
           why = std::to_string(bytes) + " bytes of results in flight, over half of " +
-                "LZ_MEMORY_LIMIT=" + std::to_string(runtime::Buffer::memory_limit());
+                "LZ_MEMORY_LIMIT=" + std::to_string(memory::Buffer::memory_limit());
         } else {
           return;
         }
@@ -282,7 +282,7 @@ class InFlight {
 
  private:
   struct Entry {
-    std::shared_ptr<runtime::Event> done;
+    std::shared_ptr<memory::Event> done;
     int64_t bytes = 0;
     uint64_t number = 0;
   };
@@ -368,7 +368,7 @@ void run_launch(Launch& launch) noexcept {
             .count();
   }
   // The graph and the buffers only it holds go before readers wake up.
-  const std::shared_ptr<runtime::Event> done = launch.done;
+  const std::shared_ptr<memory::Event> done = launch.done;
   launch.context = passes::PassContext(ir::Graph{});
   launch.promises.clear();
   done->set();
@@ -481,7 +481,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   launched->promises.reserve(graph.outputs.size());
   for (const ir::NodePtr& output : graph.outputs) {
     launched->promises.push_back(
-        runtime::Buffer::promise(output->dtype, output->size(), launched->done));
+        memory::Buffer::promise(output->dtype, output->size(), launched->done));
   }
   const passes::PassContext& context = launched->context;
   record.kernels =

@@ -8,7 +8,7 @@
 
 #include "frontend/evaluation.h"
 #include "frontend/recording.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
 namespace lz {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 constexpr int64_t kSummarizeAbove = 1000;
 constexpr int64_t kEdgeItems = 3;
 
-std::string format_element(const runtime::Buffer& buffer, int64_t index) {
+std::string format_element(const memory::Buffer& buffer, int64_t index) {
   char text[64];
   switch (buffer.dtype()) {
     case DType::Bool: return buffer.data_as<bool>()[index] ? "true" : "false";
@@ -43,7 +43,7 @@ std::string format_element(const runtime::Buffer& buffer, int64_t index) {
 /// Prints the tensor as nested lists, row-major, eliding the middle of long axes.
 class NestedPrinter {
  public:
-  NestedPrinter(const runtime::Buffer& buffer, const Shape& shape, bool summarize)
+  NestedPrinter(const memory::Buffer& buffer, const Shape& shape, bool summarize)
       : buffer_(buffer), shape_(shape), summarize_(summarize) {
     strides_.assign(shape.size(), 1);
     for (int d = static_cast<int>(shape.size()) - 2; d >= 0; --d) {
@@ -107,7 +107,7 @@ class NestedPrinter {
     out << ']';
   }
 
-  const runtime::Buffer& buffer_;
+  const memory::Buffer& buffer_;
   const Shape& shape_;
   bool summarize_;
   std::vector<int64_t> strides_;

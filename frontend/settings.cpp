@@ -12,7 +12,7 @@
 #include "codegen/cpu/kernel_cache.h"
 #include "codegen/disk_cache.h"
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 #include "support/environment.h"
 
 namespace lz::frontend {
@@ -169,6 +169,6 @@ void set_max_in_flight(int64_t evaluations) {
                                         std::memory_order_relaxed);
 }
 
-void set_memory_limit(int64_t bytes) { runtime::Buffer::set_memory_limit(bytes); }
+void set_memory_limit(int64_t bytes) { memory::Buffer::set_memory_limit(bytes); }
 
 }  // namespace lz

@@ -5,7 +5,7 @@
 #include "frontend/evaluation.h"
 #include "frontend/recording.h"
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 #include "runtime/devices.h"
 
 namespace lz {
@@ -48,21 +48,21 @@ void check_read_type(std::string_view op, const ir::Node& node) {
 
 /// Evaluates `tensor` if needed, waits for it and returns its elements on the host (copied
 /// from a CUDA device's memory at the first read).
-const runtime::Buffer& computed(const Tensor& tensor, EvaluationReason reason,
-                                std::source_location loc) {
+const memory::Buffer& computed(const Tensor& tensor, EvaluationReason reason,
+                               std::source_location loc) {
   frontend::evaluate({tensor.node()}, reason, loc);
   return tensor.node()->buffer->host();
 }
 
 /// The buffer of a tensor that has been launched (never null after an evaluate).
-std::shared_ptr<runtime::Buffer> launched_buffer(const ir::NodePtr& node) {
+std::shared_ptr<memory::Buffer> launched_buffer(const ir::NodePtr& node) {
   const auto lock = frontend::lock_graph();  // set by whichever thread launched it
   return node->buffer;
 }
 
 /// then()'s evaluation, as a call of its own: an error the user's callback throws is not lazuli's.
-std::shared_ptr<runtime::Buffer> launched_for_then(const Tensor& tensor,
-                                                   std::source_location loc) try {
+std::shared_ptr<memory::Buffer> launched_for_then(const Tensor& tensor,
+                                                  std::source_location loc) try {
   const ir::NodePtr& node = frontend::node_of(tensor, "then");
   frontend::evaluate({node}, EvaluationReason::EvalAsync, loc);
   return launched_buffer(node);
@@ -116,7 +116,7 @@ template <Element T>
 std::vector<T> Tensor::to_vector(std::source_location loc) const try {
   const ir::Node& node = *frontend::node_of(*this, "to_vector");
   check_read_type<T>("to_vector", node);
-  const runtime::Buffer& buffer = computed(*this, EvaluationReason::ToVector, loc);
+  const memory::Buffer& buffer = computed(*this, EvaluationReason::ToVector, loc);
   const T* data = buffer.data_as<T>();
   return std::vector<T>(data, data + buffer.size());
 } catch (const Error& error) {
@@ -126,7 +126,7 @@ std::vector<T> Tensor::to_vector(std::source_location loc) const try {
 template <Element T>
 std::span<const T> Tensor::data(std::source_location loc) const try {
   check_read_type<T>("data", *frontend::node_of(*this, "data"));
-  const runtime::Buffer& buffer = computed(*this, EvaluationReason::Read, loc);
+  const memory::Buffer& buffer = computed(*this, EvaluationReason::Read, loc);
   return {buffer.data_as<T>(), static_cast<size_t>(buffer.size())};
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
@@ -141,7 +141,7 @@ void Tensor::copy_to(std::span<T> out, std::source_location loc) const try {
                 " elements but the tensor of shape " + shape_string(node.shape) + " has " +
                 std::to_string(node.size()));
   }
-  const runtime::Buffer& buffer = computed(*this, EvaluationReason::Read, loc);
+  const memory::Buffer& buffer = computed(*this, EvaluationReason::Read, loc);
   if (!out.empty()) std::memcpy(out.data(), buffer.data(), out.size() * sizeof(T));
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
@@ -176,7 +176,7 @@ bool Tensor::is_ready(std::source_location loc) const {
 }
 
 void Tensor::then(std::function<void()> callback, std::source_location loc) const {
-  const std::shared_ptr<runtime::Buffer> buffer = launched_for_then(*this, loc);
+  const std::shared_ptr<memory::Buffer> buffer = launched_for_then(*this, loc);
   if (buffer->is_computed()) {
     callback();
     return;
@@ -186,7 +186,7 @@ void Tensor::then(std::function<void()> callback, std::source_location loc) cons
   runtime::Stream* const callbacks = &callback_thread(loc);
   const auto run_later = [buffer, callback = std::move(callback), loc, callbacks] {
     callbacks->submit([buffer, callback, loc] {
-      if (const runtime::DeviceMemory* memory =
+      if (const memory::DeviceMemory* memory =
               buffer->error() == nullptr ? buffer->device_memory() : nullptr) {
         try {
           memory->wait();
@@ -196,7 +196,7 @@ void Tensor::then(std::function<void()> callback, std::source_location loc) cons
       run_callback(callback, loc);
     });
   };
-  if (const std::shared_ptr<runtime::Event>& written = buffer->written()) {
+  if (const std::shared_ptr<memory::Event>& written = buffer->written()) {
     written->on_set(run_later);
   } else {
     run_later();

@@ -113,7 +113,7 @@ Node::~Node() {
   deferred_releases = nullptr;
 }
 
-void Node::become_data(std::shared_ptr<runtime::Buffer> result) {
+void Node::become_data(std::shared_ptr<memory::Buffer> result) {
   buffer = std::move(result);
   op = Op::Data;
   keepdims = false;

@@ -12,7 +12,7 @@
 #include "lazuli/dtype.h"
 #include "lazuli/error.h"
 
-namespace lz::runtime {
+namespace lz::memory {
 class Buffer;
 }
 
@@ -54,9 +54,9 @@ struct Node : std::enable_shared_from_this<Node> {
   std::vector<int64_t> steps;
   // Full: {value}. Arange: {start, step}. RandomUniform: {low, high}. RandomNormal: {mean, std}.
   ScalarParam params[2];
-  uint64_t seed = 0;                        // random ops
-  std::source_location location;            // the user's call that recorded this node
-  std::shared_ptr<runtime::Buffer> buffer;  // set once computed
+  uint64_t seed = 0;                       // random ops
+  std::source_location location;           // the user's call that recorded this node
+  std::shared_ptr<memory::Buffer> buffer;  // set once computed
   /// An evaluation already left this held result pending as cheap to recompute; the next one
   /// that computes it writes it out if still held, so chains of recomputation cannot grow.
   bool left_pending = false;
@@ -76,7 +76,7 @@ struct Node : std::enable_shared_from_this<Node> {
   int ndim() const { return static_cast<int>(shape.size()); }
 
   /// Turns a computed node into a `data` leaf holding `result`, dropping inputs and attributes.
-  void become_data(std::shared_ptr<runtime::Buffer> result);
+  void become_data(std::shared_ptr<memory::Buffer> result);
 };
 
 /// A new, empty node. Recording makes and frees nodes by the million, so their memory comes

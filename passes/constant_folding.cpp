@@ -5,14 +5,14 @@
 #include <vector>
 
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
-#include "runtime/interpreter.h"
+#include "memory/buffer.h"
+#include "reference/interpreter.h"
 
 namespace lz::passes::detail {
 namespace {
 
 /// The single element of `buffer` in the form a `full` of that dtype takes as its value.
-ir::ScalarParam element_of(const runtime::Buffer& buffer) {
+ir::ScalarParam element_of(const memory::Buffer& buffer) {
   switch (buffer.dtype()) {
     case DType::Float32: return ir::ScalarParam::of(static_cast<double>(*buffer.data_as<float>()));
     case DType::Float64: return ir::ScalarParam::of(*buffer.data_as<double>());
@@ -57,18 +57,18 @@ std::optional<ir::ScalarParam> fold_elementwise(const ir::Node& node) {
   ir::Node scalar;
   scalar.op = node.op;
   scalar.dtype = node.dtype;
-  std::vector<std::shared_ptr<runtime::Buffer>> buffers;
-  std::vector<const runtime::Buffer*> views;
+  std::vector<std::shared_ptr<memory::Buffer>> buffers;
+  std::vector<const memory::Buffer*> views;
   // Folding is an optimization: a value it cannot compute here (an op the interpreter rejects,
   // or no memory under LZ_MEMORY_LIMIT) is left for the kernel, which reports the failure at
   // the line that recorded the op.
   try {
     for (const ir::NodePtr& input : node.inputs) {
       scalar.inputs.push_back(scalar_copy(*input));
-      buffers.push_back(runtime::interpret_node(*scalar.inputs.back(), {}));
+      buffers.push_back(reference::interpret_node(*scalar.inputs.back(), {}));
       views.push_back(buffers.back().get());
     }
-    return element_of(*runtime::interpret_node(scalar, views));
+    return element_of(*reference::interpret_node(scalar, views));
   } catch (const Error&) {
     return std::nullopt;
   } catch (const std::bad_alloc&) {

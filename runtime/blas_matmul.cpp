@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "runtime/interpreter_internal.h"
+#include "reference/interpreter_internal.h"
 #include "runtime/thread_pool.h"
 
 // OpenBLAS's own cblas.h declares this, but on Debian <cblas.h> is an alternative that may be
@@ -51,7 +51,8 @@ void multiply_matrices(const T* a, const T* b, T* out, int64_t m, int64_t k, int
 }
 
 template <class T>
-void multiply(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out) {
+void multiply(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
+              memory::Buffer& out) {
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;
   const int64_t m = a_shape[a_shape.size() - 2];
@@ -76,18 +77,20 @@ void multiply(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& ou
     multiply_matrices(a_data, b_data, result, batch_count * m, k, n);
     return;
   }
-  const std::vector<int64_t> a_strides = detail::matmul_batch_strides(a_shape, batch);
-  const std::vector<int64_t> b_strides = detail::matmul_batch_strides(b_shape, batch);
-  detail::walk_strided<2>(batch, {a_strides.data(), b_strides.data()}, {0, 0},
-                          [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
-                            multiply_matrices(a_data + offset[0], b_data + offset[1],
-                                              result + batch_index * m * n, m, k, n);
-                          });
+  const std::vector<int64_t> a_strides = reference::detail::matmul_batch_strides(a_shape, batch);
+  const std::vector<int64_t> b_strides = reference::detail::matmul_batch_strides(b_shape, batch);
+  reference::detail::walk_strided<2>(
+      batch, {a_strides.data(), b_strides.data()}, {0, 0},
+      [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
+        multiply_matrices(a_data + offset[0], b_data + offset[1], result + batch_index * m * n, m,
+                          k, n);
+      });
 }
 
 }  // namespace
 
-bool blas_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out) {
+bool blas_matmul(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
+                 memory::Buffer& out) {
   if (node.dtype != float32 && node.dtype != float64) return false;
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;

@@ -15,7 +15,7 @@
 #pragma once
 
 #include "ir/node.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
 namespace lz::runtime {
 
@@ -26,6 +26,7 @@ namespace lz::runtime {
 /// The values are the reference interpreter's up to rounding: BLAS accumulates in the dtype itself
 /// and in its own order (the interpreter sums in double, in order of k), so an element may differ
 /// by the rounding error of a K-term sum in that dtype.
-bool blas_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out);
+bool blas_matmul(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
+                 memory::Buffer& out);
 
 }  // namespace lz::runtime

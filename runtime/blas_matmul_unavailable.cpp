@@ -4,6 +4,8 @@
 
 namespace lz::runtime {
 
-bool blas_matmul(const ir::Node&, const Buffer&, const Buffer&, Buffer&) { return false; }
+bool blas_matmul(const ir::Node&, const memory::Buffer&, const memory::Buffer&, memory::Buffer&) {
+  return false;
+}
 
 }  // namespace lz::runtime

@@ -17,9 +17,9 @@
 #include "lazuli/error.h"
 #include "passes/fusion_plan.h"
 #include "passes/schedule.h"
+#include "reference/interpreter.h"
 #include "runtime/blas_matmul.h"
 #include "runtime/cuda/kernel_runner.h"
-#include "runtime/interpreter.h"
 #include "runtime/thread_pool.h"
 #include "support/statistics.h"
 #include "support/trace.h"
@@ -27,7 +27,7 @@
 namespace lz::runtime {
 namespace {
 
-using BufferPtr = std::shared_ptr<Buffer>;
+using BufferPtr = std::shared_ptr<memory::Buffer>;
 
 /// Without fusion every computed node is a kernel of its own.
 passes::FusionPlan one_kernel_per_node(const ir::Graph& graph) {
@@ -53,9 +53,9 @@ passes::FusionPlan one_kernel_per_node(const ir::Graph& graph) {
 
 /// Interprets one node; running out of memory becomes an lz::Error naming the op and the line
 /// of the user's code that recorded it.
-BufferPtr compute(const ir::Node& node, std::span<const Buffer* const> inputs) {
+BufferPtr compute(const ir::Node& node, std::span<const memory::Buffer* const> inputs) {
   try {
-    return interpret_node(node, inputs);
+    return reference::interpret_node(node, inputs);
   } catch (const std::bad_alloc&) {
     fail_out_of_memory(node);
   }
@@ -106,7 +106,8 @@ std::vector<uint64_t> combined_partial_states(const codegen::LoadedPhase& partia
 /// Runs a kernel that is one call to a library (a float matmul through BLAS); returns false for
 /// any other kernel.
 bool run_external(const passes::Kernel& kernel, const ExecutionOptions& options,
-                  const std::vector<const Buffer*>& inputs, std::vector<BufferPtr>& outputs) {
+                  const std::vector<const memory::Buffer*>& inputs,
+                  std::vector<BufferPtr>& outputs) {
   const ir::Node& node = *kernel.nodes.front();
   if (kernel.nodes.size() != 1 || node.op != ir::Op::MatMul || !is_floating(node.dtype)) {
     return false;
@@ -114,7 +115,7 @@ bool run_external(const passes::Kernel& kernel, const ExecutionOptions& options,
   const auto start = std::chrono::steady_clock::now();
   BufferPtr result;
   try {
-    result = Buffer::allocate(node.dtype, node.size());
+    result = memory::Buffer::allocate(node.dtype, node.size());
   } catch (const std::bad_alloc&) {
     fail_out_of_memory(node);
   }
@@ -134,7 +135,8 @@ bool run_external(const passes::Kernel& kernel, const ExecutionOptions& options,
 
 /// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
 bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
-                  const std::vector<const Buffer*>& inputs, std::vector<BufferPtr>& outputs) {
+                  const std::vector<const memory::Buffer*>& inputs,
+                  std::vector<BufferPtr>& outputs) {
   codegen::KernelDump dump;
   const bool dumping = !options.dump_directory.empty();
   codegen::KernelLookup lookup;
@@ -165,11 +167,11 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<void*> pointers;
-  for (const Buffer* input : inputs) pointers.push_back(const_cast<void*>(input->data()));
+  for (const memory::Buffer* input : inputs) pointers.push_back(const_cast<void*>(input->data()));
   outputs.clear();
   for (const ir::NodePtr& output : kernel.outputs) {
     try {
-      outputs.push_back(Buffer::allocate(output->dtype, output->size()));
+      outputs.push_back(memory::Buffer::allocate(output->dtype, output->size()));
     } catch (const std::bad_alloc&) {
       fail_out_of_memory(*output);
     }
@@ -213,7 +215,7 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
 /// Queues `kernel` on its CUDA device (runtime/cuda/kernel_runner.h); logs it under LZ_LOG and
 /// writes its CUDA source, PTX, cubin and (with cuobjdump on the PATH) SASS under LZ_DUMP.
 std::vector<BufferPtr> run_on_cuda(const passes::Kernel& kernel, const ExecutionOptions& options,
-                                   const std::vector<const Buffer*>& inputs) {
+                                   const std::vector<const memory::Buffer*>& inputs) {
   const auto start = std::chrono::steady_clock::now();
   const bool dumping = !options.dump_directory.empty();
   cuda::CudaKernelReport report;
@@ -257,7 +259,7 @@ void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
                 std::unordered_map<const ir::Node*, BufferPtr>& written) {
   support::trace::Span span("kernel", "run kernel");
   span.arg("kernel", static_cast<int64_t>(kernel.id));
-  std::vector<const Buffer*> inputs;
+  std::vector<const memory::Buffer*> inputs;
   for (const ir::NodePtr& input : kernel.inputs) {
     inputs.push_back(buffer_of(input.get(), std::unordered_map<const ir::Node*, BufferPtr>{}));
   }
@@ -269,7 +271,7 @@ void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
     return;
   }
   // A tensor moved from a CUDA device is read on the host.
-  for (const Buffer*& input : inputs) input = &input->host();
+  for (const memory::Buffer*& input : inputs) input = &input->host();
   std::vector<BufferPtr> results;
   if (options.jit && codegen::is_compilable(kernel) &&
       run_compiled(kernel, options, inputs, results)) {

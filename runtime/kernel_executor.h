@@ -10,8 +10,8 @@
 
 #include "lazuli/device.h"
 #include "lazuli/settings.h"
+#include "memory/buffer.h"
 #include "passes/pass.h"
-#include "runtime/buffer.h"
 
 namespace lz::runtime {
 
@@ -26,8 +26,8 @@ struct ExecutionOptions {
 
 /// What became of one graph output: its buffer, or why it could not be computed.
 struct Outcome {
-  std::shared_ptr<Buffer> buffer;  // null when `error` is set
-  std::exception_ptr error;        // an lz::Error naming the op and the line that recorded it
+  std::shared_ptr<memory::Buffer> buffer;  // null when `error` is set
+  std::exception_ptr error;  // an lz::Error naming the op and the line that recorded it
 };
 
 /// Computes the outputs of `context.graph`: kernel by kernel when fusion ran (in the schedule's
@@ -39,7 +39,7 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
                                   const ExecutionOptions& options = {});
 
 /// execute_each's buffers; throws the first failure instead.
-std::vector<std::shared_ptr<Buffer>> execute(const passes::PassContext& context,
-                                             const ExecutionOptions& options = {});
+std::vector<std::shared_ptr<memory::Buffer>> execute(const passes::PassContext& context,
+                                                     const ExecutionOptions& options = {});
 
 }  // namespace lz::runtime

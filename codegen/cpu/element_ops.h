@@ -1,5 +1,5 @@
 // One element of one op as LLVM IR: the value semantics of every elementwise op and dtype,
-// matching the reference interpreter (runtime/interpreter_elementwise.cpp). Values of dtype
+// matching the reference interpreter (reference/interpreter_elementwise.cpp). Values of dtype
 // bool are i1 in registers and one byte in memory.
 #pragma once
 

@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "runtime/counter_rng.h"
-#include "runtime/interpreter_internal.h"
+#include "reference/counter_rng.h"
+#include "reference/interpreter_internal.h"
 
 namespace {
 
-using lz::runtime::detail::integer_pow;
-using lz::runtime::detail::uniform_element_as;
+using lz::reference::detail::integer_pow;
+using lz::reference::detail::uniform_element_as;
 
 template <class T>
 T random_uniform(uint64_t seed, int64_t i, double low, double high) {
@@ -19,7 +19,7 @@ T random_uniform(uint64_t seed, int64_t i, double low, double high) {
 
 template <class T>
 T random_normal(uint64_t seed, int64_t i, double mean, double std) {
-  return static_cast<T>(lz::runtime::normal_element(seed, static_cast<uint64_t>(i), mean, std));
+  return static_cast<T>(lz::reference::normal_element(seed, static_cast<uint64_t>(i), mean, std));
 }
 
 template <class Function>

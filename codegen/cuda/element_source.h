@@ -1,5 +1,5 @@
 // One element of every elementwise op and dtype as a CUDA C++ expression, computing what the
-// interpreter computes (runtime/interpreter_elementwise.cpp).
+// interpreter computes (reference/interpreter_elementwise.cpp).
 #pragma once
 
 #include <string>

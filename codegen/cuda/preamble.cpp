@@ -3,7 +3,7 @@
 namespace lz::codegen::cuda {
 
 std::string_view device_preamble() {
-  // Kept in step with runtime/interpreter_internal.h and runtime/counter_rng.h: a change there
+  // Kept in step with reference/interpreter_internal.h and reference/counter_rng.h: a change there
   // is a change here, or the GPU computes other values than the interpreter.
   static constexpr std::string_view kPreamble = R"CUDA(// lazuli generated code
 typedef long long lz_i64;

@@ -1,6 +1,6 @@
 // The device code every generated CUDA translation unit starts with: element types, wrapping
 // integer arithmetic, conversions and the counter-based random numbers, written to compute what
-// the interpreter computes (runtime/interpreter_internal.h, runtime/counter_rng.h).
+// the interpreter computes (reference/interpreter_internal.h, reference/counter_rng.h).
 #pragma once
 
 #include <string_view>

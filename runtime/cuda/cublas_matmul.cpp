@@ -10,7 +10,7 @@
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
-#include "runtime/interpreter_internal.h"
+#include "reference/interpreter_internal.h"
 
 namespace lz::runtime::cuda {
 namespace {
@@ -131,16 +131,16 @@ void multiply(const CublasApi& api, CublasHandle handle, const ir::Node& node, u
   const int64_t n = b_shape[b_shape.size() - 1];
   const Shape batch(node.shape.begin(), node.shape.end() - 2);
   const auto element = static_cast<int64_t>(sizeof(T));
-  const std::vector<int64_t> a_strides = detail::matmul_batch_strides(a_shape, batch);
-  const std::vector<int64_t> b_strides = detail::matmul_batch_strides(b_shape, batch);
-  detail::walk_strided<2>(batch, {a_strides.data(), b_strides.data()}, {0, 0},
-                          [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
-                            gemm<T>(api, handle, node,
-                                    a + static_cast<uint64_t>(offset[0] * element),
-                                    b + static_cast<uint64_t>(offset[1] * element),
-                                    out + static_cast<uint64_t>(batch_index * m * n * element),
-                                    static_cast<int>(m), static_cast<int>(k), static_cast<int>(n));
-                          });
+  const std::vector<int64_t> a_strides = reference::detail::matmul_batch_strides(a_shape, batch);
+  const std::vector<int64_t> b_strides = reference::detail::matmul_batch_strides(b_shape, batch);
+  reference::detail::walk_strided<2>(
+      batch, {a_strides.data(), b_strides.data()}, {0, 0},
+      [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
+        gemm<T>(api, handle, node, a + static_cast<uint64_t>(offset[0] * element),
+                b + static_cast<uint64_t>(offset[1] * element),
+                out + static_cast<uint64_t>(batch_index * m * n * element), static_cast<int>(m),
+                static_cast<int>(k), static_cast<int>(n));
+      });
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 #include <atomic>
 
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
 namespace lz::runtime::cuda {
 namespace {
@@ -48,7 +48,7 @@ CudaDevice::CudaDevice(const Driver& driver, int ordinal)
   // The limit is lazuli's memory limit, within what the device has (a little is the driver's).
   const auto device_bytes = static_cast<int64_t>(properties_.memory_bytes);
   allocator_ = std::make_unique<CachingAllocator>(device_memory(*this), [device_bytes] {
-    return std::min(Buffer::memory_limit(), device_bytes / 10 * 9);
+    return std::min(memory::Buffer::memory_limit(), device_bytes / 10 * 9);
   });
 }
 

@@ -101,13 +101,14 @@ void mark_written(CudaDevice& device, int stream, const std::vector<CudaMemory*>
 
 /// The device address of input `buffer`, read next on `stream`: its own memory when it is on
 /// `device`, else the copy the buffer keeps there, uploaded on the upload stream at its first
-/// use on this device (Buffer::device_copy). Every DeviceMemory of a CUDA device is a CudaMemory.
-uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer,
+/// use on this device (memory::Buffer::device_copy). Every memory::DeviceMemory of a CUDA device is
+/// a CudaMemory.
+uint64_t device_address(CudaDevice& device, int stream, const memory::Buffer& buffer,
                         const std::string& op) {
-  const DeviceMemory* memory = buffer.device_memory();
+  const memory::DeviceMemory* memory = buffer.device_memory();
   if (memory == nullptr || memory->device_index() != device.ordinal()) {
     memory = &buffer.device_copy(
-        device.ordinal(), [&](const Buffer& host) -> std::unique_ptr<DeviceMemory> {
+        device.ordinal(), [&](const memory::Buffer& host) -> std::unique_ptr<memory::DeviceMemory> {
           auto copy = std::make_unique<CudaMemory>(device, host.bytes(), kUploadStream, op);
           device.host_copies().to_device(copy->address(), host.data(), host.bytes(),
                                          device.stream(kUploadStream), op.c_str());
@@ -121,26 +122,25 @@ uint64_t device_address(CudaDevice& device, int stream, const Buffer& buffer,
 
 }  // namespace
 
-std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kernel,
-                                                     std::span<const Buffer* const> inputs,
-                                                     int device_index, int stream,
-                                                     const std::string& cache_directory,
-                                                     CudaKernelReport& report, bool dump) {
+std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
+    const passes::Kernel& kernel, std::span<const memory::Buffer* const> inputs, int device_index,
+    int stream, const std::string& cache_directory, CudaKernelReport& report, bool dump) {
   const std::string op = op_of(kernel);
   CudaDevice& device = cuda_device(device_index);
   device.make_current();  // this thread may never have called the driver for this device
 
   // Parameter values in ABI order (inputs, then outputs); each entry passes pointers to them.
   std::vector<uint64_t> buffers;
-  for (const Buffer* input : inputs) buffers.push_back(device_address(device, stream, *input, op));
-  std::vector<std::shared_ptr<Buffer>> outputs;
+  for (const memory::Buffer* input : inputs)
+    buffers.push_back(device_address(device, stream, *input, op));
+  std::vector<std::shared_ptr<memory::Buffer>> outputs;
   std::vector<CudaMemory*> output_memory;
   for (const ir::NodePtr& output : kernel.outputs) {
     const int64_t bytes = output->size() * dtype_size(output->dtype);
     auto memory = std::make_unique<CudaMemory>(device, bytes, stream, op);
     buffers.push_back(memory->address());
     output_memory.push_back(memory.get());
-    outputs.push_back(Buffer::on_device(output->dtype, output->size(), std::move(memory)));
+    outputs.push_back(memory::Buffer::on_device(output->dtype, output->size(), std::move(memory)));
   }
   // Fusion keeps each matmul a kernel of its own, for cuBLAS; its epilogue is the next kernel.
   if (!codegen::cuda::is_cuda_compilable(kernel)) {

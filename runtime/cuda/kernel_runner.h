@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "memory/buffer.h"
 #include "passes/fusion_plan.h"
-#include "runtime/buffer.h"
 
 namespace lz::runtime::cuda {
 
@@ -35,10 +35,8 @@ struct CudaKernelReport {
 /// matmul) and for memory the allocator refuses. An input held elsewhere (on the host, on
 /// another device) is read through the copy its buffer keeps on this device. A kernel not in
 /// memory is loaded from `cache_directory` (empty: none) or compiled and stored there.
-std::vector<std::shared_ptr<Buffer>> run_cuda_kernel(const passes::Kernel& kernel,
-                                                     std::span<const Buffer* const> inputs,
-                                                     int device, int stream,
-                                                     const std::string& cache_directory,
-                                                     CudaKernelReport& report, bool dump);
+std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
+    const passes::Kernel& kernel, std::span<const memory::Buffer* const> inputs, int device,
+    int stream, const std::string& cache_directory, CudaKernelReport& report, bool dump);
 
 }  // namespace lz::runtime::cuda

@@ -13,8 +13,8 @@
 #include <mutex>
 #include <string>
 
+#include "memory/device_memory.h"
 #include "runtime/cuda/driver.h"
-#include "runtime/device_memory.h"
 #include "runtime/devices.h"
 
 namespace lz::runtime::cuda {
@@ -46,7 +46,7 @@ class CudaEvent {
 
 /// A block of a CUDA device's memory owned by a buffer, allocated for work on lazuli stream
 /// `stream` of the device (or kUploadStream), which writes it.
-class CudaMemory final : public DeviceMemory {
+class CudaMemory final : public memory::DeviceMemory {
  public:
   CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op);
   /// Gives the block back to the allocator, which reuses it once the reads queued on other

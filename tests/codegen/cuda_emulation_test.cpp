@@ -32,12 +32,12 @@
 #include "codegen/kernel_signature.h"
 #include "codegen/unsupported_kernel.h"
 #include "ir/graph.h"
+#include "memory/buffer.h"
 #include "passes/fusion_plan.h"
 #include "passes/pass.h"
-#include "runtime/buffer.h"
+#include "reference/differential_check.h"
+#include "reference/interpreter.h"
 #include "runtime/cuda/launch_config.h"
-#include "runtime/differential_check.h"
-#include "runtime/interpreter.h"
 #include "tests/codegen/cuda_host_emulation.h"
 #include "tests/codegen/cuda_test_kernels.h"
 #include "tests/passes/graph_generator.h"
@@ -51,7 +51,7 @@ using lz::codegen::test::kernels_of;
 using lz::codegen::test::kernels_of_graph;
 using lz::codegen::test::sample;
 using lz::cuda_emulation::BlockEmulator;
-using lz::runtime::Buffer;
+using lz::memory::Buffer;
 
 static_assert(lz::cuda_emulation::kBlockThreads == lz::codegen::cuda::kCudaBlockSize);
 
@@ -78,7 +78,7 @@ std::unordered_map<const lz::ir::Node*, std::shared_ptr<Buffer>> interpret_kerne
       for (const lz::ir::NodePtr& input : node->inputs) {
         inputs.push_back(&value_of(input.get())->host());
       }
-      values[node.get()] = lz::runtime::interpret_node(*node, inputs);
+      values[node.get()] = lz::reference::interpret_node(*node, inputs);
     }
   }
   return values;
@@ -137,7 +137,7 @@ uint64_t ulp_distance(double expected, double actual, bool single) {
 /// Whether an emulated element is the interpreter's: integers and bools exactly, floats within
 /// kMaxUlps, or, in a kernel that sums floats (in float64 like the interpreter, but per thread,
 /// per warp and per block: in another order), within the differential fuzzer's tolerance
-/// (runtime/differential_check.h).
+/// (reference/differential_check.h).
 template <class T>
 bool element_agrees(T expected, T actual, bool sums_floats) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -675,7 +675,7 @@ TEST(CudaEmulationTest, FuzzedGraphKernelsMatchTheInterpreter) {
   EmulationBatch batch;
   for (uint64_t seed = 0; seed < 20; ++seed) {
     lz::ir::Graph graph = lz::passes::test::GraphGenerator(seed).generate();
-    lz::runtime::fill_data_leaves(graph, seed);
+    lz::reference::fill_data_leaves(graph, seed);
     batch.add(kernels_of_graph(graph), "fuzz seed " + std::to_string(seed));
   }
   EXPECT_GT(batch.kernels(), 40);

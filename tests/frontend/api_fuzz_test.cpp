@@ -34,9 +34,9 @@
 #include "ir/clone.h"
 #include "ir/graph.h"
 #include "ir/pending_list.h"
-#include "runtime/buffer.h"
-#include "runtime/differential_check.h"
-#include "runtime/interpreter.h"
+#include "memory/buffer.h"
+#include "reference/differential_check.h"
+#include "reference/interpreter.h"
 #include "support/environment.h"
 
 namespace lz {
@@ -1015,7 +1015,7 @@ class ApiFuzzer {
   // ---- Values ----------------------------------------------------------------------------------
 
   /// Computes `tensors` through lazuli (to_vector) and their graph, copied, through the reference
-  /// interpreter; the two must agree within runtime/differential_check.h's tolerances.
+  /// interpreter; the two must agree within reference/differential_check.h's tolerances.
   void check_values(const std::vector<Tensor>& tensors) {
     std::vector<ir::NodePtr> roots;
     std::vector<Tensor> outputs;
@@ -1036,10 +1036,10 @@ class ApiFuzzer {
     const auto index = copy.index();
     std::vector<bool> keep(copy.nodes.size(), false);
     for (const ir::NodePtr& output : copy.outputs) keep[index.at(output.get())] = true;
-    const std::vector<std::shared_ptr<runtime::Buffer>> reference = runtime::interpret(copy, keep);
+    const std::vector<std::shared_ptr<memory::Buffer>> reference = reference::interpret(copy, keep);
     ++value_checks_;
     for (size_t i = 0; i < outputs.size(); ++i) {
-      std::shared_ptr<runtime::Buffer> computed;
+      std::shared_ptr<memory::Buffer> computed;
       try {
         computed = computed_values(outputs[i]);
       } catch (const std::exception& error) {
@@ -1048,8 +1048,8 @@ class ApiFuzzer {
         continue;
       }
       const std::string difference =
-          runtime::compare_buffers(as_float32(reference[index.at(copy.outputs[i].get())]).get(),
-                                   as_float32(computed).get(), outputs[i].shape());
+          reference::compare_buffers(as_float32(reference[index.at(copy.outputs[i].get())]).get(),
+                                     as_float32(computed).get(), outputs[i].shape());
       if (!difference.empty()) {
         fail("the values of " + type_string(outputs[i]) +
              " differ from the reference interpreter's: " + difference);
@@ -1059,19 +1059,19 @@ class ApiFuzzer {
 
   /// float64 results may have been computed in float32 and converted (astype), so they are
   /// compared at float32's tolerances: rounded to float32, as the other buffers are returned.
-  static std::shared_ptr<const runtime::Buffer> as_float32(
-      const std::shared_ptr<runtime::Buffer>& buffer) {
+  static std::shared_ptr<const memory::Buffer> as_float32(
+      const std::shared_ptr<memory::Buffer>& buffer) {
     if (buffer == nullptr || buffer->dtype() != float64) return buffer;
-    std::shared_ptr<runtime::Buffer> rounded = runtime::Buffer::allocate(float32, buffer->size());
+    std::shared_ptr<memory::Buffer> rounded = memory::Buffer::allocate(float32, buffer->size());
     const auto* from = static_cast<const double*>(buffer->data());
     auto* to = static_cast<float*>(rounded->data());
     for (int64_t i = 0; i < buffer->size(); ++i) to[i] = static_cast<float>(from[i]);
     return rounded;
   }
 
-  static std::shared_ptr<runtime::Buffer> computed_values(const Tensor& tensor) {
-    std::shared_ptr<runtime::Buffer> buffer =
-        runtime::Buffer::allocate(tensor.dtype(), tensor.size());
+  static std::shared_ptr<memory::Buffer> computed_values(const Tensor& tensor) {
+    std::shared_ptr<memory::Buffer> buffer =
+        memory::Buffer::allocate(tensor.dtype(), tensor.size());
     const auto copy_in = [&](auto values) {
       if (!values.empty()) std::memcpy(buffer->data(), values.data(), buffer->bytes());
     };

@@ -21,7 +21,7 @@
 #include <thread>
 
 #include "ir/pending_list.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 #include "runtime/devices.h"
 
 namespace {

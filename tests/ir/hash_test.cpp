@@ -5,7 +5,7 @@
 
 #include "graph_builder.h"
 #include "ir/hash.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
 namespace lz::ir {
 namespace {
@@ -54,7 +54,7 @@ TEST(HashTest, SourceLocationsAndBuffersDoNotChangeTheHash) {
   const Graph plain = build({});
   const Graph decorated = build({});
   for (const NodePtr& node : decorated.nodes) node->location = std::source_location::current();
-  decorated.nodes[0]->buffer = runtime::Buffer::allocate(float32, 12);
+  decorated.nodes[0]->buffer = memory::Buffer::allocate(float32, 12);
   EXPECT_EQ(structural_hash(plain), structural_hash(decorated));
 }
 

@@ -5,7 +5,7 @@
 #include "graph_builder.h"
 #include "ir/verifier.h"
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
 namespace lz::ir {
 namespace {
@@ -33,7 +33,7 @@ TEST(VerifierTest, AcceptsAValidGraphOfEveryOp) { EXPECT_NO_THROW(verify(test::a
 
 TEST(VerifierTest, AcceptsADataLeafWithAMatchingBuffer) {
   const NodePtr x = data(int32, {3, 4});
-  x->buffer = runtime::Buffer::allocate(int32, 12);
+  x->buffer = memory::Buffer::allocate(int32, 12);
   EXPECT_NO_THROW(verify(test::graph_of({make_node(Op::Neg, {x})})));
 }
 

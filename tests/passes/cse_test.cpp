@@ -120,10 +120,10 @@ TEST(CommonSubexpressionEliminationTest, DataLeavesMergeOnlyWhenTheyShareABuffer
     return %ea, %eb, %ec, %ed, %ee
   )")
                         .graph;
-  const auto shared = runtime::Buffer::allocate(float32, 3);
+  const auto shared = memory::Buffer::allocate(float32, 3);
   graph.nodes[0]->buffer = shared;
   graph.nodes[1]->buffer = shared;
-  graph.nodes[2]->buffer = runtime::Buffer::allocate(float32, 3);
+  graph.nodes[2]->buffer = memory::Buffer::allocate(float32, 3);
   // %d and %e have no buffer (as parsed): equal in every field, yet not the same value.
 
   const ir::Graph result = run_pass("cse", std::move(graph));

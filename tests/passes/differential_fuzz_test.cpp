@@ -11,7 +11,7 @@
 //
 // A failure prints the graph as IR text and the command that replays it
 // (`lazuli-opt graph.lzir --run --seed=S`): data leaves are filled and outputs compared by
-// runtime/differential_check.h, as in lazuli-opt --run, so the replay computes the same values.
+// reference/differential_check.h, as in lazuli-opt --run, so the replay computes the same values.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,11 +37,11 @@
 #include "ir/verifier.h"
 #include "lazuli/device.h"
 #include "lazuli/error.h"
+#include "memory/buffer.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
-#include "runtime/buffer.h"
-#include "runtime/differential_check.h"
-#include "runtime/interpreter.h"
+#include "reference/differential_check.h"
+#include "reference/interpreter.h"
 #include "runtime/kernel_executor.h"
 #include "support/environment.h"
 #include "tests/passes/graph_generator.h"
@@ -116,7 +116,7 @@ std::string join(const std::vector<std::string>& names, size_t count) {
 /// Runs `pipeline` over a clone of `graph`, executes it as `execution` says and compares the
 /// outputs with `reference` (one buffer per graph node). Returns "" when they agree.
 std::string optimize_and_compare(const ir::Graph& graph,
-                                 const std::vector<std::shared_ptr<runtime::Buffer>>& reference,
+                                 const std::vector<std::shared_ptr<memory::Buffer>>& reference,
                                  std::string_view pipeline, const PassOptions& options,
                                  const runtime::ExecutionOptions& execution = {}) {
   try {
@@ -131,7 +131,7 @@ std::string optimize_and_compare(const ir::Graph& graph,
       }
     });
     manager.run(context);
-    const std::vector<std::shared_ptr<runtime::Buffer>> optimized =
+    const std::vector<std::shared_ptr<memory::Buffer>> optimized =
         runtime::execute(context, execution);
     if (optimized.size() != graph.outputs.size()) {
       return "execute returned " + std::to_string(optimized.size()) + " buffers for " +
@@ -140,7 +140,7 @@ std::string optimize_and_compare(const ir::Graph& graph,
     const auto position = graph.index();
     for (size_t i = 0; i < graph.outputs.size(); ++i) {
       const int64_t node = position.at(graph.outputs[i].get());
-      const std::string difference = runtime::compare_buffers(
+      const std::string difference = reference::compare_buffers(
           reference[node].get(), optimized[i] ? &optimized[i]->host() : nullptr,
           graph.outputs[i]->shape);
       if (!difference.empty()) {
@@ -156,7 +156,7 @@ std::string optimize_and_compare(const ir::Graph& graph,
 /// The first pass of the default pipeline after which the results disagree, found by running
 /// longer and longer prefixes of it.
 std::string guilty_pass(const ir::Graph& graph,
-                        const std::vector<std::shared_ptr<runtime::Buffer>>& reference,
+                        const std::vector<std::shared_ptr<memory::Buffer>>& reference,
                         const PassOptions& options) {
   const std::vector<std::string> names = split_pipeline(kDefaultPipeline);
   for (size_t count = 1; count <= names.size(); ++count) {
@@ -172,13 +172,13 @@ std::string guilty_pass(const ir::Graph& graph,
 
 /// The reference interpreter's buffers for `graph` (one per node, kept for its outputs), or
 /// why it failed in `report`.
-std::vector<std::shared_ptr<runtime::Buffer>> interpret_outputs(const ir::Graph& graph,
-                                                                std::string& report) {
+std::vector<std::shared_ptr<memory::Buffer>> interpret_outputs(const ir::Graph& graph,
+                                                               std::string& report) {
   std::vector<bool> keep(graph.nodes.size(), false);
   const auto position = graph.index();
   for (const NodePtr& output : graph.outputs) keep[position.at(output.get())] = true;
   try {
-    return runtime::interpret(graph, keep);
+    return reference::interpret(graph, keep);
   } catch (const Error& error) {
     report = std::string("  the reference interpreter failed: ") + error.what() + "\n";
     return {};
@@ -194,9 +194,9 @@ std::string graph_report(uint64_t seed, const std::string& report, const ir::Gra
 /// ("" when everything agrees).
 std::string check_seed(uint64_t seed) {
   ir::Graph graph = GraphGenerator(seed).generate();
-  runtime::fill_data_leaves(graph, seed);
+  reference::fill_data_leaves(graph, seed);
   std::string report;
-  const std::vector<std::shared_ptr<runtime::Buffer>> reference = interpret_outputs(graph, report);
+  const std::vector<std::shared_ptr<memory::Buffer>> reference = interpret_outputs(graph, report);
   for (const Variant& variant : variants()) {
     if (!report.empty()) break;
     const std::string difference =
@@ -223,9 +223,9 @@ bool has_integer_matmul(const ir::Graph& graph) {
 std::string check_seed_on_cuda(uint64_t seed) {
   ir::Graph graph = GraphGenerator(seed).generate();
   if (has_integer_matmul(graph)) return "skip";
-  runtime::fill_data_leaves(graph, seed);
+  reference::fill_data_leaves(graph, seed);
   std::string report;
-  const std::vector<std::shared_ptr<runtime::Buffer>> reference = interpret_outputs(graph, report);
+  const std::vector<std::shared_ptr<memory::Buffer>> reference = interpret_outputs(graph, report);
   if (report.empty()) {
     runtime::ExecutionOptions on_cuda;
     on_cuda.device = Device::cuda(0);

@@ -17,9 +17,9 @@
 #include "ir/parser.h"
 #include "ir/printer.h"
 #include "ir/verifier.h"
+#include "memory/buffer.h"
 #include "passes/pass.h"
-#include "runtime/buffer.h"
-#include "runtime/interpreter.h"
+#include "reference/interpreter.h"
 
 namespace lz::passes::test {
 
@@ -81,7 +81,7 @@ std::vector<T> tricky_values() {
 inline void fill_data_leaves(ir::Graph& graph) {
   for (const ir::NodePtr& node : graph.nodes) {
     if (node->op != ir::Op::Data) continue;
-    node->buffer = runtime::Buffer::allocate(node->dtype, node->size());
+    node->buffer = memory::Buffer::allocate(node->dtype, node->size());
     const auto fill = [&]<class T>(T*) {
       const std::vector<T> values = tricky_values<T>();
       T* out = node->buffer->data_as<T>();
@@ -98,12 +98,12 @@ inline void fill_data_leaves(ir::Graph& graph) {
 }
 
 /// The buffers of graph.outputs, computed by the reference interpreter.
-inline std::vector<std::shared_ptr<runtime::Buffer>> interpret_outputs(const ir::Graph& graph) {
+inline std::vector<std::shared_ptr<memory::Buffer>> interpret_outputs(const ir::Graph& graph) {
   const auto index = graph.index();
   std::vector<bool> keep(graph.nodes.size(), false);
   for (const ir::NodePtr& output : graph.outputs) keep[index.at(output.get())] = true;
-  const auto results = runtime::interpret(graph, keep);
-  std::vector<std::shared_ptr<runtime::Buffer>> outputs;
+  const auto results = reference::interpret(graph, keep);
+  std::vector<std::shared_ptr<memory::Buffer>> outputs;
   for (const ir::NodePtr& output : graph.outputs)
     outputs.push_back(results[index.at(output.get())]);
   return outputs;
@@ -119,7 +119,7 @@ bool same_element(T a, T b) {
 }
 
 /// Expects identical buffers: same dtype, size and elements (-0.0 differs from 0.0).
-inline void expect_identical(const runtime::Buffer& expected, const runtime::Buffer& actual,
+inline void expect_identical(const memory::Buffer& expected, const memory::Buffer& actual,
                              const std::string& what) {
   ASSERT_EQ(expected.dtype(), actual.dtype()) << what;
   ASSERT_EQ(expected.size(), actual.size()) << what;

@@ -261,7 +261,7 @@ TEST(SimplificationTest, FloatAddChainIsNotFoldedEvenWhenTheConstantsAddExactly)
   // x is a data leaf in the rewritten graph (a constant x would simply be folded).
   ir::Graph graph = ir::parse_graph(text).graph;
   graph.nodes[0]->op = ir::Op::Data;
-  graph.nodes[0]->buffer = runtime::Buffer::allocate(float32, 4);
+  graph.nodes[0]->buffer = memory::Buffer::allocate(float32, 4);
   for (int i = 0; i < 4; ++i) graph.nodes[0]->buffer->data_as<float>()[i] = 1.0f;
   const std::string before = ir::print_graph(graph);
   const ir::Graph result = run_pass("simplify", std::move(graph));

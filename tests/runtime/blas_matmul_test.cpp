@@ -16,8 +16,8 @@
 
 #include "ir/node.h"
 #include "ir/type_inference.h"
-#include "runtime/buffer.h"
-#include "runtime/interpreter.h"
+#include "memory/buffer.h"
+#include "reference/interpreter.h"
 #include "runtime/thread_pool.h"
 
 // Declared by OpenBLAS's cblas.h, which the test does not include (see runtime/blas_matmul.cpp).
@@ -36,7 +36,7 @@ NodePtr random_data(DType dtype, Shape shape, uint64_t seed) {
   node->op = Op::Data;
   node->dtype = dtype;
   node->shape = std::move(shape);
-  node->buffer = Buffer::allocate(dtype, node->size());
+  node->buffer = memory::Buffer::allocate(dtype, node->size());
   std::mt19937_64 engine(seed);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (int64_t i = 0; i < node->size(); ++i) {
@@ -70,8 +70,8 @@ NodePtr matmul_node(NodePtr a, NodePtr b) {
 
 /// A copy of `node`'s buffer with every element replaced by its absolute value.
 template <class T>
-std::shared_ptr<Buffer> absolute_values(const Node& node) {
-  auto result = Buffer::allocate(node.dtype, node.size());
+std::shared_ptr<memory::Buffer> absolute_values(const Node& node) {
+  auto result = memory::Buffer::allocate(node.dtype, node.size());
   for (int64_t i = 0; i < node.size(); ++i) {
     result->data_as<T>()[i] = std::abs(node.buffer->data_as<T>()[i]);
   }
@@ -81,8 +81,8 @@ std::shared_ptr<Buffer> absolute_values(const Node& node) {
 /// A buffer for `node`'s result filled with NaN, so that an element blas_matmul does not write
 /// shows up.
 template <class T>
-std::shared_ptr<Buffer> poisoned_output(const Node& node) {
-  auto out = Buffer::allocate(node.dtype, node.size());
+std::shared_ptr<memory::Buffer> poisoned_output(const Node& node) {
+  auto out = memory::Buffer::allocate(node.dtype, node.size());
   for (int64_t i = 0; i < node.size(); ++i) {
     out->data_as<T>()[i] = std::numeric_limits<T>::quiet_NaN();
   }
@@ -104,16 +104,16 @@ void expect_matches_interpreter(const Shape& a_shape, const Shape& b_shape, doub
   SCOPED_TRACE(shape_text(a_shape) + " @ " + shape_text(b_shape));
   const NodePtr node = matmul_node(random_data(dtype_of<T>(), a_shape, seed),
                                    random_data(dtype_of<T>(), b_shape, seed + 1));
-  const Buffer& a = *node->inputs[0]->buffer;
-  const Buffer& b = *node->inputs[1]->buffer;
-  const Buffer* const inputs[] = {&a, &b};
-  const std::shared_ptr<Buffer> expected = interpret_node(*node, inputs);
-  const std::shared_ptr<Buffer> a_abs = absolute_values<T>(*node->inputs[0]);
-  const std::shared_ptr<Buffer> b_abs = absolute_values<T>(*node->inputs[1]);
-  const Buffer* const absolute_inputs[] = {a_abs.get(), b_abs.get()};
-  const std::shared_ptr<Buffer> scale = interpret_node(*node, absolute_inputs);
+  const memory::Buffer& a = *node->inputs[0]->buffer;
+  const memory::Buffer& b = *node->inputs[1]->buffer;
+  const memory::Buffer* const inputs[] = {&a, &b};
+  const std::shared_ptr<memory::Buffer> expected = reference::interpret_node(*node, inputs);
+  const std::shared_ptr<memory::Buffer> a_abs = absolute_values<T>(*node->inputs[0]);
+  const std::shared_ptr<memory::Buffer> b_abs = absolute_values<T>(*node->inputs[1]);
+  const memory::Buffer* const absolute_inputs[] = {a_abs.get(), b_abs.get()};
+  const std::shared_ptr<memory::Buffer> scale = reference::interpret_node(*node, absolute_inputs);
 
-  const std::shared_ptr<Buffer> out = poisoned_output<T>(*node);
+  const std::shared_ptr<memory::Buffer> out = poisoned_output<T>(*node);
   ASSERT_TRUE(blas_matmul(*node, a, b, *out));
   int failures = 0;
   for (int64_t i = 0; i < node->size() && failures < 5; ++i) {
@@ -182,7 +182,7 @@ TEST(BlasMatMulTest, SmallProductIsExact) {
   std::copy(std::begin(a_values), std::end(a_values), a->buffer->data_as<double>());
   std::copy(std::begin(b_values), std::end(b_values), b->buffer->data_as<double>());
   const NodePtr node = matmul_node(a, b);
-  const std::shared_ptr<Buffer> out = poisoned_output<double>(*node);
+  const std::shared_ptr<memory::Buffer> out = poisoned_output<double>(*node);
   ASSERT_TRUE(blas_matmul(*node, *a->buffer, *b->buffer, *out));
   const double expected[] = {21, 24, 27, 47, 54, 61};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(out->data_as<double>()[i], expected[i]) << "element " << i;
@@ -191,7 +191,7 @@ TEST(BlasMatMulTest, SmallProductIsExact) {
 TEST(BlasMatMulTest, KZeroWritesZerosOverEveryElement) {
   const NodePtr node =
       matmul_node(random_data(float32, {3, 2, 0}, 1), random_data(float32, {0, 4}, 2));
-  const std::shared_ptr<Buffer> out = poisoned_output<float>(*node);
+  const std::shared_ptr<memory::Buffer> out = poisoned_output<float>(*node);
   ASSERT_TRUE(blas_matmul(*node, *node->inputs[0]->buffer, *node->inputs[1]->buffer, *out));
   ASSERT_EQ(node->size(), 24);
   for (int64_t i = 0; i < node->size(); ++i) EXPECT_EQ(out->data_as<float>()[i], 0.0f) << i;
@@ -201,7 +201,7 @@ TEST(BlasMatMulTest, IntegerDtypesAreLeftToTheCaller) {
   for (DType dtype : {int32, int64}) {
     const NodePtr node =
         matmul_node(random_data(dtype, {2, 3, 4}, 1), random_data(dtype, {4, 5}, 2));
-    auto out = Buffer::allocate(dtype, node->size());
+    auto out = memory::Buffer::allocate(dtype, node->size());
     std::fill_n(static_cast<unsigned char*>(out->data()), out->bytes(), 0xAB);
     EXPECT_FALSE(blas_matmul(*node, *node->inputs[0]->buffer, *node->inputs[1]->buffer, *out))
         << dtype_name(dtype);

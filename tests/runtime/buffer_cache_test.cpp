@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lazuli/stats.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
 namespace lz::runtime {
 namespace {
@@ -17,11 +17,11 @@ namespace {
 constexpr int64_t kMiB = int64_t{1} << 20;
 
 /// A float32 buffer of `bytes` bytes.
-std::shared_ptr<Buffer> floats_of_bytes(int64_t bytes) {
-  return Buffer::allocate(DType::Float32, bytes / 4);
+std::shared_ptr<memory::Buffer> floats_of_bytes(int64_t bytes) {
+  return memory::Buffer::allocate(DType::Float32, bytes / 4);
 }
 
-uintptr_t address(const std::shared_ptr<Buffer>& buffer) {
+uintptr_t address(const std::shared_ptr<memory::Buffer>& buffer) {
   return reinterpret_cast<uintptr_t>(buffer->data());
 }
 
@@ -29,27 +29,27 @@ uintptr_t address(const std::shared_ptr<Buffer>& buffer) {
 class BufferCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    Buffer::set_cache_limit_bytes(256 * kMiB);
-    Buffer::release_cached_memory();
+    memory::Buffer::set_cache_limit_bytes(256 * kMiB);
+    memory::Buffer::release_cached_memory();
   }
   void TearDown() override {
-    Buffer::set_cache_limit_bytes(-1);
-    Buffer::release_cached_memory();
+    memory::Buffer::set_cache_limit_bytes(-1);
+    memory::Buffer::release_cached_memory();
   }
 };
 
 TEST_F(BufferCacheTest, FreedLargeBufferIsReusedForTheSameSize) {
   void* first = floats_of_bytes(64 * kMiB)->data();
-  EXPECT_EQ(Buffer::cached_bytes(), 64 * kMiB);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 64 * kMiB);
   const auto second = floats_of_bytes(64 * kMiB);
   EXPECT_EQ(second->data(), first);
-  EXPECT_EQ(Buffer::cached_bytes(), 0);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
 }
 
 TEST_F(BufferCacheTest, SizesThatRoundToTheSameTwoMebibytesShareABlock) {
   // 3 MiB and 4 MiB - 4 bytes both occupy a 4 MiB block; int64 and float32 alike.
-  void* first = Buffer::allocate(DType::Int64, 3 * kMiB / 8)->data();
-  EXPECT_EQ(Buffer::cached_bytes(), 4 * kMiB);
+  void* first = memory::Buffer::allocate(DType::Int64, 3 * kMiB / 8)->data();
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 4 * kMiB);
   const auto second = floats_of_bytes(4 * kMiB - 4);
   EXPECT_EQ(second->data(), first);
   EXPECT_EQ(second->bytes(), 4 * kMiB - 4);
@@ -61,12 +61,12 @@ TEST_F(BufferCacheTest, DifferentRoundedSizesDoNotShareABlock) {
   const auto two = floats_of_bytes(2 * kMiB);
   EXPECT_NE(six->data(), four);
   EXPECT_NE(two->data(), four);
-  EXPECT_EQ(Buffer::cached_bytes(), 4 * kMiB);  // still waiting for a 4 MiB allocation
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 4 * kMiB);  // still waiting for a 4 MiB allocation
   EXPECT_EQ(floats_of_bytes(4 * kMiB)->data(), four);
 }
 
 TEST_F(BufferCacheTest, LiveBuffersNeverShareMemory) {
-  std::vector<std::shared_ptr<Buffer>> live;
+  std::vector<std::shared_ptr<memory::Buffer>> live;
   for (int round = 0; round < 3; ++round) {
     for (int64_t mib : {1, 2, 3, 4, 2, 1}) live.push_back(floats_of_bytes(mib * kMiB));
     live.erase(live.begin(), live.begin() + 3);  // frees some into the cache
@@ -82,11 +82,11 @@ TEST_F(BufferCacheTest, LiveBuffersNeverShareMemory) {
 
 TEST_F(BufferCacheTest, SmallBuffersAre64ByteAlignedAndNotCached) {
   for (int64_t size : {0, 1, 3, 17, 1000, 100000, 262143}) {
-    const auto buffer = Buffer::allocate(DType::Float32, size);
+    const auto buffer = memory::Buffer::allocate(DType::Float32, size);
     EXPECT_EQ(address(buffer) % 64, 0u) << size << " elements";
     std::memset(buffer->data(), 0xab, static_cast<size_t>(buffer->bytes()));
   }
-  EXPECT_EQ(Buffer::cached_bytes(), 0);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
 }
 
 TEST_F(BufferCacheTest, LargeBuffersAreTwoMebibyteAligned) {
@@ -101,7 +101,7 @@ TEST_F(BufferCacheTest, ReusedBlockHoldsTheNewBuffersData) {
   auto first = floats_of_bytes(2 * kMiB);
   std::memset(first->data(), 0x11, static_cast<size_t>(first->bytes()));
   first.reset();
-  const auto second = Buffer::allocate(DType::Int32, 2 * kMiB / 4);
+  const auto second = memory::Buffer::allocate(DType::Int32, 2 * kMiB / 4);
   int32_t* values = second->data_as<int32_t>();
   for (int64_t i = 0; i < second->size(); ++i) values[i] = static_cast<int32_t>(i);
   EXPECT_EQ(values[second->size() - 1], second->size() - 1);
@@ -109,61 +109,61 @@ TEST_F(BufferCacheTest, ReusedBlockHoldsTheNewBuffersData) {
 }
 
 TEST_F(BufferCacheTest, CacheStaysWithinItsLimitAndDropsTheOldestFirst) {
-  Buffer::set_cache_limit_bytes(10 * kMiB);
-  std::vector<std::shared_ptr<Buffer>> buffers;
+  memory::Buffer::set_cache_limit_bytes(10 * kMiB);
+  std::vector<std::shared_ptr<memory::Buffer>> buffers;
   for (int i = 0; i < 4; ++i) buffers.push_back(floats_of_bytes(4 * kMiB));
   void* oldest = buffers[0]->data();
   void* newest = buffers[3]->data();
   for (auto& buffer : buffers) {
     buffer.reset();
-    EXPECT_LE(Buffer::cached_bytes(), 10 * kMiB);
+    EXPECT_LE(memory::Buffer::cached_bytes(), 10 * kMiB);
   }
-  EXPECT_EQ(Buffer::cached_bytes(), 8 * kMiB);  // two 4 MiB blocks fit under 10 MiB
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 8 * kMiB);  // two 4 MiB blocks fit under 10 MiB
   const auto reused = floats_of_bytes(4 * kMiB);
   EXPECT_EQ(reused->data(), newest);  // the most recently freed block comes back first
   EXPECT_NE(reused->data(), oldest);
   // A block larger than the whole limit is never kept.
   floats_of_bytes(12 * kMiB).reset();
-  EXPECT_EQ(Buffer::cached_bytes(), 4 * kMiB);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 4 * kMiB);
 }
 
 TEST_F(BufferCacheTest, LoweringTheLimitFreesBlocksAndZeroTurnsTheCacheOff) {
   floats_of_bytes(4 * kMiB).reset();
   floats_of_bytes(8 * kMiB).reset();
-  EXPECT_EQ(Buffer::cached_bytes(), 12 * kMiB);
-  Buffer::set_cache_limit_bytes(9 * kMiB);
-  EXPECT_EQ(Buffer::cache_limit_bytes(), 9 * kMiB);
-  EXPECT_EQ(Buffer::cached_bytes(), 8 * kMiB);  // the older 4 MiB block went first
-  Buffer::set_cache_limit_bytes(0);
-  EXPECT_EQ(Buffer::cached_bytes(), 0);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 12 * kMiB);
+  memory::Buffer::set_cache_limit_bytes(9 * kMiB);
+  EXPECT_EQ(memory::Buffer::cache_limit_bytes(), 9 * kMiB);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 8 * kMiB);  // the older 4 MiB block went first
+  memory::Buffer::set_cache_limit_bytes(0);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
   floats_of_bytes(4 * kMiB).reset();
-  EXPECT_EQ(Buffer::cached_bytes(), 0);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
 }
 
 TEST_F(BufferCacheTest, ReleaseCachedMemoryEmptiesTheCache) {
   floats_of_bytes(2 * kMiB).reset();
   floats_of_bytes(6 * kMiB).reset();
-  EXPECT_EQ(Buffer::cached_bytes(), 8 * kMiB);
-  Buffer::release_cached_memory();
-  EXPECT_EQ(Buffer::cached_bytes(), 0);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 8 * kMiB);
+  memory::Buffer::release_cached_memory();
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
 }
 
 TEST_F(BufferCacheTest, DefaultLimitIsAtMostOneGibibyte) {
-  Buffer::set_cache_limit_bytes(-1);
-  EXPECT_GT(Buffer::cache_limit_bytes(), 0);
-  EXPECT_LE(Buffer::cache_limit_bytes(), int64_t{1} << 30);
+  memory::Buffer::set_cache_limit_bytes(-1);
+  EXPECT_GT(memory::Buffer::cache_limit_bytes(), 0);
+  EXPECT_LE(memory::Buffer::cache_limit_bytes(), int64_t{1} << 30);
 }
 
 TEST_F(BufferCacheTest, EnvironmentSetsTheDefaultLimit) {
   setenv("LZ_BUFFER_CACHE_BYTES", "6291456", 1);
-  Buffer::set_cache_limit_bytes(-1);
-  EXPECT_EQ(Buffer::cache_limit_bytes(), 6 * kMiB);
+  memory::Buffer::set_cache_limit_bytes(-1);
+  EXPECT_EQ(memory::Buffer::cache_limit_bytes(), 6 * kMiB);
   setenv("LZ_BUFFER_CACHE_BYTES", "0", 1);
-  Buffer::set_cache_limit_bytes(-1);
-  EXPECT_EQ(Buffer::cache_limit_bytes(), 0);
+  memory::Buffer::set_cache_limit_bytes(-1);
+  EXPECT_EQ(memory::Buffer::cache_limit_bytes(), 0);
   setenv("LZ_BUFFER_CACHE_BYTES", "much", 1);
-  Buffer::set_cache_limit_bytes(-1);
-  EXPECT_GT(Buffer::cache_limit_bytes(), 0);
+  memory::Buffer::set_cache_limit_bytes(-1);
+  EXPECT_GT(memory::Buffer::cache_limit_bytes(), 0);
   unsetenv("LZ_BUFFER_CACHE_BYTES");
 }
 
@@ -171,7 +171,7 @@ TEST_F(BufferCacheTest, EveryAllocationCountsItsBytes) {
   reset_stats();
   floats_of_bytes(4 * kMiB).reset();
   floats_of_bytes(4 * kMiB).reset();  // reused, still counted
-  Buffer::allocate(DType::Float64, 10).reset();
+  memory::Buffer::allocate(DType::Float64, 10).reset();
   EXPECT_EQ(stats().bytes_allocated, 8 * kMiB + 80);
 }
 
@@ -184,7 +184,7 @@ TEST_F(BufferCacheTest, ConcurrentAllocationAndDestructionKeepBuffersPrivate) {
     threads.emplace_back([t, &corrupted] {
       for (int round = 0; round < kRounds; ++round) {
         const int64_t bytes = (1 + (round + t) % 3) * kMiB;
-        const auto buffer = Buffer::allocate(DType::Int32, bytes / 4);
+        const auto buffer = memory::Buffer::allocate(DType::Int32, bytes / 4);
         int32_t* values = buffer->data_as<int32_t>();
         const int32_t tag = t * 100000 + round;
         for (int64_t i = 0; i < buffer->size(); i += 512) values[i] = tag;
@@ -200,8 +200,8 @@ TEST_F(BufferCacheTest, ConcurrentAllocationAndDestructionKeepBuffersPrivate) {
   }
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(corrupted.load(), 0);
-  EXPECT_LE(Buffer::cached_bytes(), 256 * kMiB);
-  EXPECT_GT(Buffer::cached_bytes(), 0);
+  EXPECT_LE(memory::Buffer::cached_bytes(), 256 * kMiB);
+  EXPECT_GT(memory::Buffer::cached_bytes(), 0);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Buffers whose elements live in a device's memory (runtime/buffer.h, runtime/device_memory.h):
+// Buffers whose elements live in a device's memory (memory/buffer.h, memory/device_memory.h):
 // a blocking point copies them to the host once, and a kernel on another device reads them
 // through one copy per device. The "device" here is host memory behind the DeviceMemory
 // interface, which counts the copies; runtime/cuda/ implements it for CUDA.
@@ -10,15 +10,15 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/buffer.h"
-#include "runtime/event.h"
+#include "memory/buffer.h"
+#include "memory/event.h"
 
 namespace {
 
 using lz::float32;
-using lz::runtime::Buffer;
-using lz::runtime::DeviceMemory;
-using lz::runtime::Event;
+using lz::memory::Buffer;
+using lz::memory::DeviceMemory;
+using lz::memory::Event;
 
 /// Elements "on device `index`": a host array standing in for device memory.
 class HostBackedMemory final : public DeviceMemory {

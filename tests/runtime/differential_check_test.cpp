@@ -1,4 +1,4 @@
-#include "runtime/differential_check.h"
+#include "reference/differential_check.h"
 
 #include <gtest/gtest.h>
 
@@ -12,8 +12,8 @@
 
 #include "ir/graph.h"
 #include "ir/node.h"
-#include "runtime/buffer.h"
-#include "runtime/counter_rng.h"
+#include "memory/buffer.h"
+#include "reference/counter_rng.h"
 
 namespace lz::runtime {
 namespace {
@@ -33,8 +33,8 @@ ir::Graph leaves(const std::vector<std::pair<DType, Shape>>& types) {
 }
 
 template <class T>
-std::shared_ptr<Buffer> buffer_of(DType dtype, const std::vector<T>& values) {
-  auto buffer = Buffer::allocate(dtype, static_cast<int64_t>(values.size()));
+std::shared_ptr<memory::Buffer> buffer_of(DType dtype, const std::vector<T>& values) {
+  auto buffer = memory::Buffer::allocate(dtype, static_cast<int64_t>(values.size()));
   for (size_t i = 0; i < values.size(); ++i) buffer->data_as<T>()[i] = values[i];
   return buffer;
 }
@@ -48,11 +48,11 @@ const std::vector<std::pair<DType, Shape>> kEveryDType = {{DType::Float32, {4, 8
 TEST(DifferentialCheckTest, SameSeedGivesSameValuesInRange) {
   const ir::Graph first = leaves(kEveryDType);
   const ir::Graph second = leaves(kEveryDType);
-  fill_data_leaves(first, 7);
-  fill_data_leaves(second, 7);
+  reference::fill_data_leaves(first, 7);
+  reference::fill_data_leaves(second, 7);
   for (size_t p = 0; p < first.nodes.size(); ++p) {
-    const Buffer& a = *first.nodes[p]->buffer;
-    const Buffer& b = *second.nodes[p]->buffer;
+    const memory::Buffer& a = *first.nodes[p]->buffer;
+    const memory::Buffer& b = *second.nodes[p]->buffer;
     ASSERT_EQ(a.size(), first.nodes[p]->size());
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.bytes()), 0) << "leaf %" << p;
   }
@@ -69,17 +69,18 @@ TEST(DifferentialCheckTest, SameSeedGivesSameValuesInRange) {
   for (int i = 0; i < 64; ++i) trues += b[i] ? 1 : 0;
   EXPECT_GT(trues, 0);
   EXPECT_LT(trues, 64);
-  // The documented rule: element i of the leaf at position p from random_bits(random_bits(s, p),
-  // i).
-  EXPECT_EQ(f64[3], uniform_element(random_bits(7, 1), 3, -2.0, 2.0));
-  EXPECT_EQ(i32[5], static_cast<int32_t>(std::floor(uniform_element(random_bits(7, 2), 5, -5, 5))));
+  // The documented rule: element i of the leaf at position p from
+  // reference::random_bits(reference::random_bits(s, p), i).
+  EXPECT_EQ(f64[3], reference::uniform_element(reference::random_bits(7, 1), 3, -2.0, 2.0));
+  EXPECT_EQ(i32[5], static_cast<int32_t>(std::floor(
+                        reference::uniform_element(reference::random_bits(7, 2), 5, -5, 5))));
 }
 
 TEST(DifferentialCheckTest, DifferentLeafPositionGivesDifferentValues) {
   const ir::Graph graph = leaves({{DType::Float32, {16}}, {DType::Float32, {16}}});
-  fill_data_leaves(graph, 3);
-  const Buffer& at0 = *graph.nodes[0]->buffer;
-  const Buffer& at1 = *graph.nodes[1]->buffer;
+  reference::fill_data_leaves(graph, 3);
+  const memory::Buffer& at0 = *graph.nodes[0]->buffer;
+  const memory::Buffer& at1 = *graph.nodes[1]->buffer;
   EXPECT_NE(std::memcmp(at0.data(), at1.data(), at0.bytes()), 0);
 }
 
@@ -87,7 +88,7 @@ TEST(DifferentialCheckTest, LeafWithBufferKeepsIt) {
   const ir::Graph graph = leaves({{DType::Int32, {2}}});
   const auto values = buffer_of<int32_t>(DType::Int32, {100, 200});
   graph.nodes[0]->buffer = values;
-  fill_data_leaves(graph, 1);
+  reference::fill_data_leaves(graph, 1);
   EXPECT_EQ(graph.nodes[0]->buffer, values);
   EXPECT_EQ(values->data_as<int32_t>()[1], 200);
 }
@@ -97,29 +98,29 @@ TEST(DifferentialCheckTest, Float32WithinToleranceAgreesJustOutsideDiffers) {
   const auto reference = buffer_of<float>(DType::Float32, {0, 0, 0, 0, 1, 0});
   const auto within = buffer_of<float>(DType::Float32, {0, 0, 0, 0, 1.00001f, 5e-7f});
   const auto outside = buffer_of<float>(DType::Float32, {0, 0, 0, 0, 1.000012f, 0});
-  EXPECT_EQ(compare_buffers(reference.get(), within.get(), {2, 3}), "");
-  const std::string difference = compare_buffers(reference.get(), outside.get(), {2, 3});
+  EXPECT_EQ(reference::compare_buffers(reference.get(), within.get(), {2, 3}), "");
+  const std::string difference = reference::compare_buffers(reference.get(), outside.get(), {2, 3});
   EXPECT_EQ(difference.rfind("1 of 6 elements differ; first at [1,1]: reference 1, optimized", 0),
             0u)
       << difference;
   const auto outside_atol = buffer_of<float>(DType::Float32, {0, 0, 0, 0, 1, 2e-6f});
-  EXPECT_NE(compare_buffers(reference.get(), outside_atol.get(), {2, 3}), "");
+  EXPECT_NE(reference::compare_buffers(reference.get(), outside_atol.get(), {2, 3}), "");
 }
 
 TEST(DifferentialCheckTest, Float64ToleranceIsTighter) {
   const auto reference = buffer_of<double>(DType::Float64, {1.0});
   const auto within = buffer_of<double>(DType::Float64, {1.0 + 1.5e-12});
   const auto outside = buffer_of<double>(DType::Float64, {1.0 + 3e-12});
-  EXPECT_EQ(compare_buffers(reference.get(), within.get(), {1}), "");
-  EXPECT_NE(compare_buffers(reference.get(), outside.get(), {1}), "");
+  EXPECT_EQ(reference::compare_buffers(reference.get(), within.get(), {1}), "");
+  EXPECT_NE(reference::compare_buffers(reference.get(), outside.get(), {1}), "");
 }
 
 TEST(DifferentialCheckTest, IntegerOffByOneDiffers) {
   const auto reference = buffer_of<int32_t>(DType::Int32, {1, 2, 3});
   const auto same = buffer_of<int32_t>(DType::Int32, {1, 2, 3});
   const auto off_by_one = buffer_of<int32_t>(DType::Int32, {1, 2, 4});
-  EXPECT_EQ(compare_buffers(reference.get(), same.get(), {3}), "");
-  EXPECT_EQ(compare_buffers(reference.get(), off_by_one.get(), {3}),
+  EXPECT_EQ(reference::compare_buffers(reference.get(), same.get(), {3}), "");
+  EXPECT_EQ(reference::compare_buffers(reference.get(), off_by_one.get(), {3}),
             "1 of 3 elements differ; first at [2]: reference 3, optimized 4");
 }
 
@@ -128,17 +129,19 @@ TEST(DifferentialCheckTest, NanMatchesNanButNotANumber) {
   const auto nan = buffer_of<float>(DType::Float32, {kNan});
   const auto other_nan = buffer_of<float>(DType::Float32, {-kNan});
   const auto number = buffer_of<float>(DType::Float32, {1.0f});
-  EXPECT_EQ(compare_buffers(nan.get(), other_nan.get(), {1}), "");
-  EXPECT_NE(compare_buffers(nan.get(), number.get(), {1}), "");
-  EXPECT_NE(compare_buffers(number.get(), nan.get(), {1}), "");
+  EXPECT_EQ(reference::compare_buffers(nan.get(), other_nan.get(), {1}), "");
+  EXPECT_NE(reference::compare_buffers(nan.get(), number.get(), {1}), "");
+  EXPECT_NE(reference::compare_buffers(number.get(), nan.get(), {1}), "");
 }
 
 TEST(DifferentialCheckTest, MissingOrMismatchedBufferDiffers) {
   const auto floats = buffer_of<float>(DType::Float32, {1.0f, 2.0f});
   const auto ints = buffer_of<int32_t>(DType::Int32, {1, 2});
-  EXPECT_EQ(compare_buffers(nullptr, floats.get(), {2}), "the reference produced no buffer");
-  EXPECT_EQ(compare_buffers(floats.get(), nullptr, {2}), "the optimized run produced no buffer");
-  EXPECT_EQ(compare_buffers(floats.get(), ints.get(), {2}),
+  EXPECT_EQ(reference::compare_buffers(nullptr, floats.get(), {2}),
+            "the reference produced no buffer");
+  EXPECT_EQ(reference::compare_buffers(floats.get(), nullptr, {2}),
+            "the optimized run produced no buffer");
+  EXPECT_EQ(reference::compare_buffers(floats.get(), ints.get(), {2}),
             "the optimized buffer holds 2 int32 elements, the reference 2 float32");
 }
 

@@ -1,4 +1,4 @@
-#include "runtime/interpreter.h"
+#include "reference/interpreter.h"
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,8 @@
 #include "ir/node.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
-#include "runtime/buffer.h"
-#include "runtime/counter_rng.h"
+#include "memory/buffer.h"
+#include "reference/counter_rng.h"
 
 namespace lz::runtime {
 namespace {
@@ -43,7 +43,7 @@ NodePtr data(Shape shape, const std::vector<T>& values) {
   node->dtype = dtype_of<T>();
   node->shape = std::move(shape);
   EXPECT_EQ(static_cast<int64_t>(values.size()), node->size()) << "test data has the wrong size";
-  node->buffer = Buffer::allocate(node->dtype, node->size());
+  node->buffer = memory::Buffer::allocate(node->dtype, node->size());
   for (size_t i = 0; i < values.size(); ++i) node->buffer->data_as<T>()[i] = values[i];
   return node;
 }
@@ -87,8 +87,8 @@ std::vector<T> run(const NodePtr& node) {
   const ir::Graph graph = ir::Graph::collect(std::span(&node, 1));
   std::vector<bool> keep(graph.nodes.size(), false);
   keep.back() = true;  // the post-order walk puts the output last
-  const std::vector<std::shared_ptr<Buffer>> results = interpret(graph, keep);
-  const Buffer& result = *results.back();
+  const std::vector<std::shared_ptr<memory::Buffer>> results = reference::interpret(graph, keep);
+  const memory::Buffer& result = *results.back();
   EXPECT_EQ(result.dtype(), dtype_of<T>());
   EXPECT_EQ(result.size(), node->size());
   return std::vector<T>(result.data_as<T>(), result.data_as<T>() + result.size());
@@ -145,7 +145,7 @@ TEST(InterpreterTest, RandomUniformIsTheCounterBasedDefinitionConvertedToTheDtyp
   });
   const std::vector<double> values = run<double>(floats);
   for (uint64_t i = 0; i < values.size(); ++i) {
-    EXPECT_EQ(values[i], uniform_element(42, i, -2.0, 3.0)) << "element " << i;
+    EXPECT_EQ(values[i], reference::uniform_element(42, i, -2.0, 3.0)) << "element " << i;
     EXPECT_GE(values[i], -2.0);
     EXPECT_LT(values[i], 3.0);
   }
@@ -158,7 +158,8 @@ TEST(InterpreterTest, RandomUniformIsTheCounterBasedDefinitionConvertedToTheDtyp
   });
   const std::vector<int32_t> int_values = run<int32_t>(ints);
   for (uint64_t i = 0; i < int_values.size(); ++i) {
-    EXPECT_EQ(int_values[i], static_cast<int32_t>(std::floor(uniform_element(7, i, -5.0, 5.0))))
+    EXPECT_EQ(int_values[i],
+              static_cast<int32_t>(std::floor(reference::uniform_element(7, i, -5.0, 5.0))))
         << "element " << i;
   }
 }
@@ -173,7 +174,8 @@ TEST(InterpreterTest, RandomNormalIsTheCounterBasedDefinitionRoundedToFloat32) {
   });
   const std::vector<float> values = run<float>(node);
   for (uint64_t i = 0; i < values.size(); ++i) {
-    EXPECT_EQ(values[i], static_cast<float>(normal_element(3, i, 1.0, 0.5))) << "element " << i;
+    EXPECT_EQ(values[i], static_cast<float>(reference::normal_element(3, i, 1.0, 0.5)))
+        << "element " << i;
   }
 }
 
@@ -618,12 +620,12 @@ TEST(InterpreterTest, InterpretFreesResultsThatAreNotKept) {
   keep[position.at(e.get())] = true;
   keep[position.at(out.get())] = true;
 
-  const std::vector<std::shared_ptr<Buffer>> results = interpret(graph, keep);
+  const std::vector<std::shared_ptr<memory::Buffer>> results = reference::interpret(graph, keep);
   ASSERT_EQ(results.size(), 4u);
   EXPECT_EQ(results[position.at(x.get())], nullptr);
   EXPECT_EQ(results[position.at(n.get())], nullptr);
-  const std::shared_ptr<Buffer>& kept_exp = results[position.at(e.get())];
-  const std::shared_ptr<Buffer>& kept_out = results[position.at(out.get())];
+  const std::shared_ptr<memory::Buffer>& kept_exp = results[position.at(e.get())];
+  const std::shared_ptr<memory::Buffer>& kept_out = results[position.at(out.get())];
   ASSERT_NE(kept_exp, nullptr);
   ASSERT_NE(kept_out, nullptr);
   EXPECT_EQ(kept_exp->data_as<double>()[1], std::exp(1.0));
@@ -642,7 +644,7 @@ TEST(InterpreterTest, InterpretFreesAResultWithoutConsumersUnlessKept) {
   std::vector<bool> keep(graph.nodes.size(), false);
   keep[position.at(kept.get())] = true;
 
-  const std::vector<std::shared_ptr<Buffer>> results = interpret(graph, keep);
+  const std::vector<std::shared_ptr<memory::Buffer>> results = reference::interpret(graph, keep);
   EXPECT_EQ(results[position.at(unused.get())], nullptr);
   ASSERT_NE(results[position.at(kept.get())], nullptr);
   EXPECT_EQ(results[position.at(kept.get())]->data_as<float>()[0], -0.0f);
@@ -658,10 +660,11 @@ TEST(InterpreterTest, InterpretUsesEvaluatedNodesAsTheyAre) {
   ir::Graph graph;
   graph.nodes = {evaluated, out};
   graph.outputs = {out};
-  const std::vector<std::shared_ptr<Buffer>> results = interpret(graph, {false, true});
+  const std::vector<std::shared_ptr<memory::Buffer>> results =
+      reference::interpret(graph, {false, true});
   EXPECT_EQ(results[0], nullptr);
   ASSERT_NE(results[1], nullptr);
-  const Buffer& result = *results[1];
+  const memory::Buffer& result = *results[1];
   EXPECT_EQ(result.data_as<float>()[0], 10.0f);
   EXPECT_EQ(result.data_as<float>()[1], 12.0f);
 }
@@ -669,9 +672,9 @@ TEST(InterpreterTest, InterpretUsesEvaluatedNodesAsTheyAre) {
 TEST(InterpreterTest, InterpretNodeRejectsABufferOfTheWrongSize) {
   const NodePtr x = data<float>({3}, {1, 2, 3});
   const NodePtr e = make(Op::Exp, {x});
-  const std::shared_ptr<Buffer> short_buffer = Buffer::allocate(float32, 2);
-  const Buffer* inputs[] = {short_buffer.get()};
-  EXPECT_THROW(interpret_node(*e, inputs), Error);
+  const std::shared_ptr<memory::Buffer> short_buffer = memory::Buffer::allocate(float32, 2);
+  const memory::Buffer* inputs[] = {short_buffer.get()};
+  EXPECT_THROW(reference::interpret_node(*e, inputs), Error);
 }
 
 }  // namespace

@@ -6,15 +6,15 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/buffer.h"
-#include "runtime/event.h"
+#include "memory/buffer.h"
+#include "memory/event.h"
 #include "runtime/stream.h"
 
 namespace lz::runtime {
 namespace {
 
 TEST(EventTest, WaitersAndCallbacksSeeWhatWasWrittenBeforeSet) {
-  Event event;
+  memory::Event event;
   int value = 0;
   std::atomic<int> callbacks{0};
   event.on_set([&] { callbacks += value; });
@@ -32,7 +32,7 @@ TEST(EventTest, WaitersAndCallbacksSeeWhatWasWrittenBeforeSet) {
 }
 
 TEST(EventTest, ACallbackThatThrowsIsDroppedAndTheOthersRun) {
-  Event event;
+  memory::Event event;
   int ran = 0;
   event.on_set([] { throw std::runtime_error("callback failure"); });
   event.on_set([&] { ++ran; });
@@ -95,10 +95,10 @@ TEST(StreamTest, DestroyingAStreamRunsWhatIsQueued) {
 }
 
 TEST(PromisedBufferTest, IsReadyOnlyOnceFulfilledAndShowsTheComputedMemory) {
-  auto written = std::make_shared<Event>();
-  std::shared_ptr<Buffer> promise = Buffer::promise(float32, 4, written);
+  auto written = std::make_shared<memory::Event>();
+  std::shared_ptr<memory::Buffer> promise = memory::Buffer::promise(float32, 4, written);
   EXPECT_FALSE(promise->is_ready());
-  std::shared_ptr<Buffer> computed = Buffer::allocate(float32, 4);
+  std::shared_ptr<memory::Buffer> computed = memory::Buffer::allocate(float32, 4);
   for (int i = 0; i < 4; ++i) computed->data_as<float>()[i] = static_cast<float>(i) * 1.5f;
   const void* memory = computed->data();
   std::thread stream([&, computed]() mutable {
@@ -115,8 +115,8 @@ TEST(PromisedBufferTest, IsReadyOnlyOnceFulfilledAndShowsTheComputedMemory) {
 }
 
 TEST(PromisedBufferTest, AFailedPromiseCarriesItsError) {
-  auto written = std::make_shared<Event>();
-  std::shared_ptr<Buffer> promise = Buffer::promise(int64, 2, written);
+  auto written = std::make_shared<memory::Event>();
+  std::shared_ptr<memory::Buffer> promise = memory::Buffer::promise(int64, 2, written);
   promise->fail(std::make_exception_ptr(std::runtime_error("kernel failed")));
   written->set();
   ASSERT_TRUE(promise->is_ready());
@@ -125,13 +125,13 @@ TEST(PromisedBufferTest, AFailedPromiseCarriesItsError) {
 }
 
 TEST(MemoryLimitTest, AllocationsBeyondTheLimitFailAndFreedBytesCountAgain) {
-  Buffer::set_memory_limit(Buffer::live_bytes() + (8 << 20));
-  std::shared_ptr<Buffer> first = Buffer::allocate(float32, 1 << 20);  // 4 MiB
-  EXPECT_THROW(Buffer::allocate(float32, 2 << 20), std::bad_alloc) << "4 + 8 MiB > 8 MiB";
+  memory::Buffer::set_memory_limit(memory::Buffer::live_bytes() + (8 << 20));
+  std::shared_ptr<memory::Buffer> first = memory::Buffer::allocate(float32, 1 << 20);  // 4 MiB
+  EXPECT_THROW(memory::Buffer::allocate(float32, 2 << 20), std::bad_alloc) << "4 + 8 MiB > 8 MiB";
   first.reset();
-  EXPECT_NO_THROW(Buffer::allocate(float32, 2 << 20)) << "the 4 MiB were given back";
-  Buffer::set_memory_limit(0);
-  EXPECT_GT(Buffer::memory_limit(), int64_t{1} << 20) << "the default is restored";
+  EXPECT_NO_THROW(memory::Buffer::allocate(float32, 2 << 20)) << "the 4 MiB were given back";
+  memory::Buffer::set_memory_limit(0);
+  EXPECT_GT(memory::Buffer::memory_limit(), int64_t{1} << 20) << "the default is restored";
 }
 
 }  // namespace

@@ -25,11 +25,11 @@
 #include "ir/printer.h"
 #include "ir/verifier.h"
 #include "lazuli/error.h"
+#include "memory/buffer.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
-#include "runtime/buffer.h"
-#include "runtime/differential_check.h"
-#include "runtime/interpreter.h"
+#include "reference/differential_check.h"
+#include "reference/interpreter.h"
 #include "runtime/kernel_executor.h"
 
 namespace {
@@ -37,6 +37,8 @@ namespace {
 using lz::Error;
 namespace ir = lz::ir;
 namespace passes = lz::passes;
+namespace memory = lz::memory;
+namespace reference = lz::reference;
 namespace runtime = lz::runtime;
 
 constexpr std::string_view kUsage = R"(usage: lazuli-opt [options] [FILE | -]
@@ -183,9 +185,9 @@ bool run_and_compare(const ir::Graph& original, const passes::PassContext& conte
   std::vector<bool> keep(original.nodes.size(), false);
   const auto position = original.index();
   for (const ir::NodePtr& output : original.outputs) keep[position.at(output.get())] = true;
-  const std::vector<std::shared_ptr<runtime::Buffer>> reference =
-      runtime::interpret(original, keep);
-  const std::vector<std::shared_ptr<runtime::Buffer>> optimized = runtime::execute(context);
+  const std::vector<std::shared_ptr<memory::Buffer>> reference =
+      reference::interpret(original, keep);
+  const std::vector<std::shared_ptr<memory::Buffer>> optimized = runtime::execute(context);
   if (optimized.size() != original.outputs.size()) {
     std::cout << "run: MISMATCH: the optimized run returned " << optimized.size()
               << " outputs for the graph's " << original.outputs.size() << " (seed " << seed
@@ -197,7 +199,7 @@ bool run_and_compare(const ir::Graph& original, const passes::PassContext& conte
     const ir::Node& node = *original.outputs[i];
     const int64_t node_position = position.at(&node);
     const std::string difference =
-        runtime::compare_buffers(reference[node_position].get(), optimized[i].get(), node.shape);
+        reference::compare_buffers(reference[node_position].get(), optimized[i].get(), node.shape);
     if (difference.empty()) continue;
     ++mismatches;
     std::cout << "run: MISMATCH in output " << i << " (%" << node_position << " = "
@@ -226,7 +228,7 @@ int run_tool(const Options& options) {
   const std::string text = read_input(options.input);
   ir::ParsedGraph parsed = ir::parse_graph(text);
   // Leaves get their values before cloning, so that the clone shares them.
-  if (options.run) runtime::fill_data_leaves(parsed.graph, options.seed);
+  if (options.run) reference::fill_data_leaves(parsed.graph, options.seed);
 
   passes::PassManager manager(options.pipeline);
   for (const std::string& name : options.disabled) manager.disable(name);

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "runtime/interpreter_internal.h"
+#include "reference/interpreter_internal.h"
 
-namespace lz::runtime::detail {
+namespace lz::reference::detail {
 namespace {
 
 // ---------------------------------------------------------------------------------------------
@@ -56,7 +56,7 @@ void unary_integer(const ir::Node& node, const T* x, T* out, int64_t size) {
   }
 }
 
-void astype(const ir::Node& node, const Buffer& x, Buffer& out) {
+void astype(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
   visit_dtype(x.dtype(), [&]<class From>(std::type_identity<From>) {
     visit_dtype(node.dtype, [&]<class To>(std::type_identity<To>) {
       const From* in = x.data_as<From>();
@@ -153,7 +153,7 @@ void comparison(const ir::Node& node, const T* a, const T* b, bool* out) {
 
 }  // namespace
 
-void interpret_unary(const ir::Node& node, const Buffer& x, Buffer& out) {
+void interpret_unary(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
   if (node.op == ir::Op::Astype) return astype(node, x, out);
   visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
     if constexpr (kIsFloating<T>) {
@@ -166,7 +166,8 @@ void interpret_unary(const ir::Node& node, const Buffer& x, Buffer& out) {
   });
 }
 
-void interpret_binary(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out) {
+void interpret_binary(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
+                      memory::Buffer& out) {
   visit_dtype(a.dtype(), [&]<class T>(std::type_identity<T>) {
     if (ir::is_comparison(node.op)) {
       comparison(node, a.data_as<T>(), b.data_as<T>(), out.data_as<bool>());
@@ -176,8 +177,8 @@ void interpret_binary(const ir::Node& node, const Buffer& a, const Buffer& b, Bu
   });
 }
 
-void interpret_where(const ir::Node& node, const Buffer& cond, const Buffer& a, const Buffer& b,
-                     Buffer& out) {
+void interpret_where(const ir::Node& node, const memory::Buffer& cond, const memory::Buffer& a,
+                     const memory::Buffer& b, memory::Buffer& out) {
   const std::vector<int64_t> cond_strides = broadcast_strides(node.inputs[0]->shape, node.shape);
   const std::vector<int64_t> a_strides = broadcast_strides(node.inputs[1]->shape, node.shape);
   const std::vector<int64_t> b_strides = broadcast_strides(node.inputs[2]->shape, node.shape);
@@ -193,4 +194,4 @@ void interpret_where(const ir::Node& node, const Buffer& cond, const Buffer& a, 
   });
 }
 
-}  // namespace lz::runtime::detail
+}  // namespace lz::reference::detail

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdint>
 
-namespace lz::runtime {
+namespace lz::reference {
 
 /// SplitMix64's output function: a bijective 64-bit mixer.
 constexpr uint64_t mix64(uint64_t x) {
@@ -40,4 +40,4 @@ inline double normal_element(uint64_t seed, uint64_t i, double mean, double std)
   return mean + std * std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
 }
 
-}  // namespace lz::runtime
+}  // namespace lz::reference

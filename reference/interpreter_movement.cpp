@@ -2,14 +2,14 @@
 // so they copy bytes or elements without looking at the values.
 #include <cstring>
 
-#include "runtime/interpreter_internal.h"
+#include "reference/interpreter_internal.h"
 
-namespace lz::runtime::detail {
+namespace lz::reference::detail {
 namespace {
 
 /// out[i] = in[offset], with offset walking the node's shape under `strides` from `start`.
-void gather(const ir::Node& node, const Buffer& x, const std::vector<int64_t>& strides,
-            int64_t start, Buffer& out) {
+void gather(const ir::Node& node, const memory::Buffer& x, const std::vector<int64_t>& strides,
+            int64_t start, memory::Buffer& out) {
   visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
     const T* in = x.data_as<T>();
     T* result = out.data_as<T>();
@@ -20,7 +20,7 @@ void gather(const ir::Node& node, const Buffer& x, const std::vector<int64_t>& s
 }
 
 /// Output dimension d reads input dimension perm[d].
-void transpose(const ir::Node& node, const Buffer& x, Buffer& out) {
+void transpose(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
   const std::vector<int64_t> in_strides = contiguous_strides(node.inputs[0]->shape);
   std::vector<int64_t> strides(node.axes.size());
   for (size_t d = 0; d < node.axes.size(); ++d) strides[d] = in_strides[node.axes[d]];
@@ -28,7 +28,7 @@ void transpose(const ir::Node& node, const Buffer& x, Buffer& out) {
 }
 
 /// out[i_0, ...] = in[starts[0] + i_0 * steps[0], ...].
-void slice(const ir::Node& node, const Buffer& x, Buffer& out) {
+void slice(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
   const std::vector<int64_t> in_strides = contiguous_strides(node.inputs[0]->shape);
   std::vector<int64_t> strides(in_strides.size());
   int64_t start = 0;
@@ -43,7 +43,8 @@ void slice(const ir::Node& node, const Buffer& x, Buffer& out) {
 
 /// Each input contributes a block of (its extent on the axis) x (the inner extent) elements to
 /// every row of the outer dimensions, in input order.
-void concatenate(const ir::Node& node, std::span<const Buffer* const> inputs, Buffer& out) {
+void concatenate(const ir::Node& node, std::span<const memory::Buffer* const> inputs,
+                 memory::Buffer& out) {
   const int64_t axis = node.axes[0];
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= node.shape[d];
@@ -62,8 +63,9 @@ void concatenate(const ir::Node& node, std::span<const Buffer* const> inputs, Bu
 
 }  // namespace
 
-void interpret_movement(const ir::Node& node, std::span<const Buffer* const> inputs, Buffer& out) {
-  const Buffer& x = *inputs[0];
+void interpret_movement(const ir::Node& node, std::span<const memory::Buffer* const> inputs,
+                        memory::Buffer& out) {
+  const memory::Buffer& x = *inputs[0];
   switch (node.op) {
     case ir::Op::Reshape:
       // Same elements in the same row-major order.
@@ -78,4 +80,4 @@ void interpret_movement(const ir::Node& node, std::span<const Buffer* const> inp
   }
 }
 
-}  // namespace lz::runtime::detail
+}  // namespace lz::reference::detail

@@ -1,10 +1,10 @@
 // Leaves that generate their values: full, arange, random_uniform, random_normal.
 #include <cmath>
 
-#include "runtime/counter_rng.h"
-#include "runtime/interpreter_internal.h"
+#include "reference/counter_rng.h"
+#include "reference/interpreter_internal.h"
 
-namespace lz::runtime::detail {
+namespace lz::reference::detail {
 namespace {
 
 template <class T>
@@ -68,7 +68,7 @@ void random_normal(const ir::Node& node, T* out) {
 
 }  // namespace
 
-void interpret_leaf(const ir::Node& node, Buffer& out) {
+void interpret_leaf(const ir::Node& node, memory::Buffer& out) {
   visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
     T* values = out.data_as<T>();
     switch (node.op) {
@@ -81,4 +81,4 @@ void interpret_leaf(const ir::Node& node, Buffer& out) {
   });
 }
 
-}  // namespace lz::runtime::detail
+}  // namespace lz::reference::detail

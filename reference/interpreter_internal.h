@@ -12,10 +12,10 @@
 
 #include "ir/node.h"
 #include "lazuli/dtype.h"
-#include "runtime/buffer.h"
-#include "runtime/counter_rng.h"
+#include "memory/buffer.h"
+#include "reference/counter_rng.h"
 
-namespace lz::runtime::detail {
+namespace lz::reference::detail {
 
 /// Calls visit(std::type_identity<T>{}) with T the C++ element type of `dtype`.
 template <class Visit>
@@ -185,13 +185,16 @@ void walk_strided(const Shape& shape, const std::array<const int64_t*, N>& strid
 
 // One entry point per op family. Each writes the node's result into `out`, which is allocated
 // with the node's dtype and size; input shapes and dtypes are those of node.inputs.
-void interpret_leaf(const ir::Node& node, Buffer& out);
-void interpret_unary(const ir::Node& node, const Buffer& x, Buffer& out);
-void interpret_binary(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out);
-void interpret_where(const ir::Node& node, const Buffer& cond, const Buffer& a, const Buffer& b,
-                     Buffer& out);
-void interpret_reduction(const ir::Node& node, const Buffer& x, Buffer& out);
-void interpret_movement(const ir::Node& node, std::span<const Buffer* const> inputs, Buffer& out);
-void interpret_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out);
+void interpret_leaf(const ir::Node& node, memory::Buffer& out);
+void interpret_unary(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out);
+void interpret_binary(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
+                      memory::Buffer& out);
+void interpret_where(const ir::Node& node, const memory::Buffer& cond, const memory::Buffer& a,
+                     const memory::Buffer& b, memory::Buffer& out);
+void interpret_reduction(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out);
+void interpret_movement(const ir::Node& node, std::span<const memory::Buffer* const> inputs,
+                        memory::Buffer& out);
+void interpret_matmul(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
+                      memory::Buffer& out);
 
-}  // namespace lz::runtime::detail
+}  // namespace lz::reference::detail

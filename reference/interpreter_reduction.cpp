@@ -3,9 +3,9 @@
 #include <cmath>
 #include <limits>
 
-#include "runtime/interpreter_internal.h"
+#include "reference/interpreter_internal.h"
 
-namespace lz::runtime::detail {
+namespace lz::reference::detail {
 namespace {
 
 /// For each input dimension, the stride of the output element it contributes to: 0 on reduced
@@ -102,7 +102,7 @@ void arg_extremum(const ir::Node& node, const T* in, int64_t* out, bool is_max) 
 
 }  // namespace
 
-void interpret_reduction(const ir::Node& node, const Buffer& x, Buffer& out) {
+void interpret_reduction(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
   visit_dtype(x.dtype(), [&]<class T>(std::type_identity<T>) {
     const T* in = x.data_as<T>();
     switch (node.op) {
@@ -116,4 +116,4 @@ void interpret_reduction(const ir::Node& node, const Buffer& x, Buffer& out) {
   });
 }
 
-}  // namespace lz::runtime::detail
+}  // namespace lz::reference::detail

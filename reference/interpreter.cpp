@@ -1,13 +1,13 @@
-#include "runtime/interpreter.h"
+#include "reference/interpreter.h"
 
 #include <string>
 
 #include "ir/op.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
-#include "runtime/interpreter_internal.h"
+#include "reference/interpreter_internal.h"
 
-namespace lz::runtime {
+namespace lz::reference {
 namespace detail {
 
 std::vector<int64_t> contiguous_strides(const Shape& shape) {
@@ -45,7 +45,7 @@ std::string describe(const ir::Node& node) {
 
 /// The buffers must be what node.inputs promise; a mismatch would make the loops read out of
 /// bounds, so it is an error rather than an assumption.
-void check_inputs(const ir::Node& node, std::span<const Buffer* const> inputs) {
+void check_inputs(const ir::Node& node, std::span<const memory::Buffer* const> inputs) {
   const std::string op = "[" + std::string(ir::op_name(node.op)) + "] ";
   if (inputs.size() != node.inputs.size()) {
     throw Error(op + "got " + std::to_string(inputs.size()) + " input buffers for " +
@@ -53,7 +53,7 @@ void check_inputs(const ir::Node& node, std::span<const Buffer* const> inputs) {
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ir::Node& input = *node.inputs[i];
-    const Buffer* buffer = inputs[i];
+    const memory::Buffer* buffer = inputs[i];
     if (buffer == nullptr) throw Error(op + "input " + std::to_string(i) + " has no buffer");
     if (buffer->dtype() != input.dtype || buffer->size() != input.size()) {
       throw Error(op + "input " + std::to_string(i) + " is " + describe(input) +
@@ -65,8 +65,8 @@ void check_inputs(const ir::Node& node, std::span<const Buffer* const> inputs) {
 
 }  // namespace
 
-std::shared_ptr<Buffer> interpret_node(const ir::Node& node,
-                                       std::span<const Buffer* const> inputs) {
+std::shared_ptr<memory::Buffer> interpret_node(const ir::Node& node,
+                                               std::span<const memory::Buffer* const> inputs) {
   if (node.op == ir::Op::Data) {
     if (node.buffer == nullptr) {
       throw Error("[data] node has no buffer: a data leaf (" + describe(node) +
@@ -83,7 +83,7 @@ std::shared_ptr<Buffer> interpret_node(const ir::Node& node,
                 shape_string(expected.shape));
   }
   check_inputs(node, inputs);
-  std::shared_ptr<Buffer> out = Buffer::allocate(node.dtype, node.size());
+  std::shared_ptr<memory::Buffer> out = memory::Buffer::allocate(node.dtype, node.size());
   switch (ir::op_info(node.op).kind) {
     case ir::OpKind::Leaf: detail::interpret_leaf(node, *out); break;
     case ir::OpKind::Unary: detail::interpret_unary(node, *inputs[0], *out); break;
@@ -100,8 +100,8 @@ std::shared_ptr<Buffer> interpret_node(const ir::Node& node,
   return out;
 }
 
-std::vector<std::shared_ptr<Buffer>> interpret(const ir::Graph& graph,
-                                               const std::vector<bool>& keep) {
+std::vector<std::shared_ptr<memory::Buffer>> interpret(const ir::Graph& graph,
+                                                       const std::vector<bool>& keep) {
   const size_t count = graph.nodes.size();
   if (keep.size() != count) {
     throw Error("[interpret] got " + std::to_string(keep.size()) + " keep flags for " +
@@ -128,8 +128,8 @@ std::vector<std::shared_ptr<Buffer>> interpret(const ir::Graph& graph,
     }
   }
 
-  std::vector<std::shared_ptr<Buffer>> results(count);
-  std::vector<const Buffer*> input_buffers;
+  std::vector<std::shared_ptr<memory::Buffer>> results(count);
+  std::vector<const memory::Buffer*> input_buffers;
   for (size_t i = 0; i < count; ++i) {
     const ir::Node& node = *graph.nodes[i];
     if (node.is_evaluated()) {
@@ -150,4 +150,4 @@ std::vector<std::shared_ptr<Buffer>> interpret(const ir::Graph& graph,
   return results;
 }
 
-}  // namespace lz::runtime
+}  // namespace lz::reference

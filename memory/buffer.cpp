@@ -1,4 +1,4 @@
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
 #include "support/environment.h"
 #include "support/statistics.h"
@@ -26,7 +26,7 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-namespace lz::runtime {
+namespace lz::memory {
 namespace {
 
 constexpr size_t kAlignment = 64;                    // a cache line, and enough for any vector load
@@ -324,4 +324,4 @@ int64_t Buffer::cached_bytes() { return block_cache().cached_bytes(); }
 
 void Buffer::release_cached_memory() { block_cache().release_all(); }
 
-}  // namespace lz::runtime
+}  // namespace lz::memory

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-namespace lz::runtime {
+namespace lz::memory {
 
 class DeviceMemory {
  public:
@@ -24,4 +24,4 @@ class DeviceMemory {
   virtual bool is_written() const = 0;
 };
 
-}  // namespace lz::runtime
+}  // namespace lz::memory

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "lazuli/dtype.h"
-#include "runtime/device_memory.h"
-#include "runtime/event.h"
+#include "memory/device_memory.h"
+#include "memory/event.h"
 
-namespace lz::runtime {
+namespace lz::memory {
 
 class Buffer {
  public:
@@ -140,4 +140,4 @@ class Buffer {
   mutable std::vector<std::unique_ptr<DeviceMemory>> device_copies_;  // device_copy()'s
 };
 
-}  // namespace lz::runtime
+}  // namespace lz::memory

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <vector>
 
-namespace lz::runtime {
+namespace lz::memory {
 
 /// Set exactly once by the stream that reaches it; any thread may poll it, wait for it, or ask
 /// for a callback. Everything the setting thread wrote before set() is visible to a thread that
@@ -33,4 +33,4 @@ class Event {
   std::vector<std::function<void()>> callbacks_;  // guarded by mutex_, run by set()
 };
 
-}  // namespace lz::runtime
+}  // namespace lz::memory

@@ -1,9 +1,9 @@
-#include "runtime/event.h"
+#include "memory/event.h"
 
 #include <cstdio>
 #include <exception>
 
-namespace lz::runtime {
+namespace lz::memory {
 namespace {
 
 void run_callback(const std::function<void()>& callback) {
@@ -46,4 +46,4 @@ void Event::on_set(std::function<void()> callback) {
   run_callback(callback);
 }
 
-}  // namespace lz::runtime
+}  // namespace lz::memory

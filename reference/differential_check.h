@@ -9,9 +9,9 @@
 
 #include "ir/graph.h"
 #include "lazuli/dtype.h"
-#include "runtime/buffer.h"
+#include "memory/buffer.h"
 
-namespace lz::runtime {
+namespace lz::reference {
 
 /// Gives every data leaf of `graph` without a buffer random values: element i of the leaf at
 /// position p (%p in printed IR) comes from random_bits(random_bits(seed, p), i), as floats uniform
@@ -22,6 +22,7 @@ void fill_data_leaves(const ir::Graph& graph, uint64_t seed);
 /// rtol 1e-5 / atol 1e-6, f64 within rtol 1e-12 / atol 1e-12, other dtypes exactly; NaN matches
 /// NaN. Returns "" when they agree, else a description of the differences that names the first
 /// differing index within `shape`. A null buffer or a dtype or size mismatch is a difference.
-std::string compare_buffers(const Buffer* reference, const Buffer* optimized, const Shape& shape);
+std::string compare_buffers(const memory::Buffer* reference, const memory::Buffer* optimized,
+                            const Shape& shape);
 
-}  // namespace lz::runtime
+}  // namespace lz::reference

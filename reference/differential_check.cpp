@@ -1,4 +1,4 @@
-#include "runtime/differential_check.h"
+#include "reference/differential_check.h"
 
 #include <bit>
 #include <cmath>
@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "ir/node.h"
-#include "runtime/counter_rng.h"
+#include "reference/counter_rng.h"
 
-namespace lz::runtime {
+namespace lz::reference {
 namespace {
 
 template <class T>
-void fill_elements(Buffer& buffer, uint64_t stream) {
+void fill_elements(memory::Buffer& buffer, uint64_t stream) {
   T* out = buffer.data_as<T>();
   for (int64_t i = 0; i < buffer.size(); ++i) {
     const auto counter = static_cast<uint64_t>(i);
@@ -70,7 +70,8 @@ std::string value_text(T value) {
 }
 
 template <class T>
-std::string compare_elements(const Buffer& reference, const Buffer& optimized, const Shape& shape) {
+std::string compare_elements(const memory::Buffer& reference, const memory::Buffer& optimized,
+                             const Shape& shape) {
   const T* expected = reference.data_as<T>();
   const T* actual = optimized.data_as<T>();
   int64_t differing = 0;
@@ -92,7 +93,7 @@ void fill_data_leaves(const ir::Graph& graph, uint64_t seed) {
   for (size_t position = 0; position < graph.nodes.size(); ++position) {
     ir::Node& node = *graph.nodes[position];
     if (node.op != ir::Op::Data || node.buffer != nullptr) continue;
-    auto buffer = Buffer::allocate(node.dtype, node.size());
+    auto buffer = memory::Buffer::allocate(node.dtype, node.size());
     const uint64_t stream = random_bits(seed, position);
     switch (node.dtype) {
       case DType::Float32: fill_elements<float>(*buffer, stream); break;
@@ -105,7 +106,8 @@ void fill_data_leaves(const ir::Graph& graph, uint64_t seed) {
   }
 }
 
-std::string compare_buffers(const Buffer* reference, const Buffer* optimized, const Shape& shape) {
+std::string compare_buffers(const memory::Buffer* reference, const memory::Buffer* optimized,
+                            const Shape& shape) {
   if (reference == nullptr) return "the reference produced no buffer";
   if (optimized == nullptr) return "the optimized run produced no buffer";
   if (optimized->dtype() != reference->dtype() || optimized->size() != reference->size()) {
@@ -123,4 +125,4 @@ std::string compare_buffers(const Buffer* reference, const Buffer* optimized, co
   return "unknown dtype";
 }
 
-}  // namespace lz::runtime
+}  // namespace lz::reference

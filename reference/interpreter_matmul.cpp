@@ -1,9 +1,9 @@
 // Batched matrix product: a [..., m, k] @ b [..., k, n], batch dimensions broadcast.
 #include <algorithm>
 
-#include "runtime/interpreter_internal.h"
+#include "reference/interpreter_internal.h"
 
-namespace lz::runtime::detail {
+namespace lz::reference::detail {
 namespace {
 
 /// One [m, k] @ [k, n] product. Each output element sums over k in increasing order: floats
@@ -45,7 +45,8 @@ std::vector<int64_t> matmul_batch_strides(const Shape& shape, const Shape& batch
   return strides;
 }
 
-void interpret_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Buffer& out) {
+void interpret_matmul(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
+                      memory::Buffer& out) {
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;
   const int64_t m = a_shape[a_shape.size() - 2];
@@ -71,4 +72,4 @@ void interpret_matmul(const ir::Node& node, const Buffer& a, const Buffer& b, Bu
   });
 }
 
-}  // namespace lz::runtime::detail
+}  // namespace lz::reference::detail
