@@ -1,11 +1,16 @@
 #include "codegen/cuda/preamble.h"
 
+#include <string>
+
+#include "codegen/cuda/embedded_sources.h"
+
 namespace lz::codegen::cuda {
 
 std::string_view device_preamble() {
-  // Kept in step with reference/interpreter_internal.h and reference/counter_rng.h: a change there
-  // is a change here, or the GPU computes other values than the interpreter.
-  static constexpr std::string_view kPreamble = R"CUDA(// lazuli generated code
+  // The random numbers are reference/counter_rng.h itself, embedded at build time. The rest is
+  // kept in step with reference/interpreter_internal.h by hand: a change there is a change here,
+  // or the GPU computes other values than the interpreter (the CUDA emulation tests compare them).
+  static constexpr std::string_view kRest = R"CUDA(
 typedef long long lz_i64;
 typedef unsigned long long lz_u64;
 typedef unsigned char lz_bool_storage;
@@ -74,21 +79,10 @@ __device__ __forceinline__ float lz_nan_f32() { return __int_as_float(0x7fc00000
 __device__ __forceinline__ double lz_inf_f64() { return __longlong_as_double(0x7ff0000000000000LL); }
 __device__ __forceinline__ float lz_inf_f32() { return __int_as_float(0x7f800000); }
 
-// Counter-based random numbers: element i depends only on the seed and i.
-__device__ __forceinline__ lz_u64 lz_mix64(lz_u64 x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-__device__ __forceinline__ double lz_uniform_unit(lz_u64 seed, lz_u64 counter) {
-  const lz_u64 bits = lz_mix64(lz_mix64(seed) + (counter + 1) * 0x9e3779b97f4a7c15ULL);
-  return (double)(bits >> 11) * 0x1p-53;
-}
+// Counter-based random numbers (reference/counter_rng.h, above), rounded to each dtype as the
+// interpreter rounds them.
 __device__ __forceinline__ double lz_uniform_element(lz_u64 seed, lz_u64 i, double low, double high) {
-  return low + (high - low) * lz_uniform_unit(seed, i);
+  return lz::reference::uniform_element(seed, i, low, high);
 }
 __device__ __forceinline__ float lz_random_uniform_f32(lz_u64 seed, lz_i64 i, double low, double high) {
   const float rounded = (float)lz_uniform_element(seed, (lz_u64)i, low, high);
@@ -104,11 +98,8 @@ __device__ __forceinline__ int lz_random_uniform_i32(lz_u64 seed, lz_i64 i, doub
 __device__ __forceinline__ lz_i64 lz_random_uniform_i64(lz_u64 seed, lz_i64 i, double low, double high) {
   return lz_to_i64(floor(lz_uniform_element(seed, (lz_u64)i, low, high)));
 }
-// Box-Muller on positions 2i and 2i+1.
 __device__ __forceinline__ double lz_random_normal_f64(lz_u64 seed, lz_i64 i, double mean, double std) {
-  const double u1 = 1.0 - lz_uniform_unit(seed, 2 * (lz_u64)i);
-  const double u2 = lz_uniform_unit(seed, 2 * (lz_u64)i + 1);
-  return mean + std * sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925286766559 * u2);
+  return lz::reference::normal_element(seed, (lz_u64)i, mean, std);
 }
 __device__ __forceinline__ float lz_random_normal_f32(lz_u64 seed, lz_i64 i, double mean, double std) {
   return (float)lz_random_normal_f64(seed, i, mean, std);
@@ -119,7 +110,9 @@ __device__ __forceinline__ lz_i64 lz_global_thread() {
 }
 __device__ __forceinline__ lz_i64 lz_grid_threads() { return (lz_i64)gridDim.x * blockDim.x; }
 )CUDA";
-  return kPreamble;
+  static const std::string preamble =
+      "// lazuli generated code\n" + std::string(kCounterRngSource) + std::string(kRest);
+  return preamble;
 }
 
 }  // namespace lz::codegen::cuda

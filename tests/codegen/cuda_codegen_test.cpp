@@ -358,6 +358,16 @@ TEST(CudaCodegenTest, ABlockPerRowStagesTheRowItReadsAgainInSharedMemory) {
   EXPECT_EQ(one_pass.find("__shared__ float row_"), std::string::npos) << one_pass;
 }
 
+// The random numbers are reference/counter_rng.h itself, not a copy kept in step by hand.
+TEST(CudaCodegenTest, ThePreambleCompilesTheReferenceRandomNumbers) {
+  const std::string preamble(lz::codegen::cuda::device_preamble());
+  EXPECT_NE(preamble.find("namespace lz::reference"), std::string::npos);
+  EXPECT_NE(preamble.find("lz::reference::uniform_element("), std::string::npos);
+  EXPECT_NE(preamble.find("lz::reference::normal_element("), std::string::npos);
+  EXPECT_EQ(preamble.find("lz_mix64"), std::string::npos);
+  EXPECT_EQ(preamble.find("#pragma once"), std::string::npos);
+}
+
 TEST(CudaCodegenTest, MatmulIsLeftToCublas) {
   const lz::Tensor product = lz::matmul(data({3, 4}, lz::float32), data({4, 2}, lz::float32));
   const std::vector<lz::passes::Kernel> kernels = kernels_of({product});
