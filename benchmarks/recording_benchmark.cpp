@@ -6,7 +6,7 @@
 #include <lazuli/lazuli.h>
 
 #include "codegen/cpu/kernel_cache.h"
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
 namespace {
 
@@ -47,7 +47,7 @@ void BM_KernelCacheHit10Ops(benchmark::State& state) {
   const lz::Tensor x = lz::ones({1024});
   x.wait_to_read();
   lz::Tensor y = x;
-  lz::passes::Kernel kernel;
+  lz::plan::Kernel kernel;
   kernel.inputs = {x.node()};
   for (int i = 0; i < 5; ++i) {
     const lz::Tensor scale = lz::full({}, 1.5);

@@ -1,8 +1,8 @@
-# The folders are layers, each including only the ones before it (ARCHITECTURE.md):
-#   support  memory  ir  reference  passes  codegen  runtime  frontend
+# The folders are layers, each including only the ones before it (layers.cmake, ARCHITECTURE.md).
 # Run as a build step (cmake -DSOURCE_DIR=... -DSTAMP=... -P check_layers.cmake): an include of a
 # later layer fails the build, naming the file, the line and what the layer may include.
-set(layers support memory ir reference passes codegen runtime frontend)
+include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
+set(layers ${lazuli_layers})
 set(violations "")
 foreach(layer IN LISTS layers)
   list(FIND layers ${layer} position)

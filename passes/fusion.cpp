@@ -67,8 +67,8 @@
 #include "ir/graph.h"
 #include "ir/op.h"
 #include "lazuli/error.h"
-#include "passes/fusion_plan.h"
 #include "passes/pass.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::passes {
 namespace {
@@ -152,7 +152,7 @@ class FusionBuilder {
   FusionBuilder(const ir::Graph& graph, const PassOptions& options)
       : graph_(graph), options_(options) {}
 
-  FusionPlan build() {
+  plan::FusionPlan build() {
     index_graph();
     const int count = static_cast<int>(graph_.nodes.size());
     group_of_.assign(count, -1);
@@ -441,9 +441,9 @@ class FusionBuilder {
     refusals_.push_back({producer, consumer, std::move(reason)});
   }
 
-  FusionPlan make_plan() const {
+  plan::FusionPlan make_plan() const {
     const int count = static_cast<int>(graph_.nodes.size());
-    FusionPlan plan;
+    plan::FusionPlan plan;
     std::vector<int> kernel_of_group(groups_.size(), -1);
     for (int position = 0; position < count; ++position) {
       const int group = group_of_[position];
@@ -468,7 +468,7 @@ class FusionBuilder {
     }
     std::vector<int> input_stamp(count, -1);
     std::vector<int> inputs;
-    for (Kernel& kernel : plan.kernels) {
+    for (plan::Kernel& kernel : plan.kernels) {
       inputs.clear();
       for (int position : members[kernel.id]) {
         const int group = group_of_[position];
@@ -522,7 +522,7 @@ class Fusion final : public Pass {
   std::string_view name() const override { return "fuse"; }
   void run(PassContext& context) override {
     context.fusion =
-        std::make_unique<FusionPlan>(FusionBuilder(context.graph, context.options).build());
+        std::make_unique<plan::FusionPlan>(FusionBuilder(context.graph, context.options).build());
   }
 };
 

@@ -22,10 +22,10 @@
 #include "ir/graph.h"
 #include "lazuli/dtype.h"
 #include "lazuli/error.h"
-#include "passes/fusion_plan.h"
-#include "passes/memory_plan.h"
 #include "passes/pass.h"
-#include "passes/schedule.h"
+#include "plan/fusion_plan.h"
+#include "plan/memory_plan.h"
+#include "plan/schedule.h"
 
 namespace lz::passes {
 namespace {
@@ -46,7 +46,7 @@ struct HappensBefore {
   std::vector<int> position_on_stream;
   std::vector<std::vector<int>> clock;
 
-  HappensBefore(const Schedule& schedule, int kernel_count) {
+  HappensBefore(const plan::Schedule& schedule, int kernel_count) {
     int streams = 0;
     for (const int s : schedule.stream) streams = std::max(streams, s + 1);
     stream = schedule.stream;
@@ -92,7 +92,7 @@ struct Value {
 /// kernel that depends on `input` is elementwise (or a reshape) over exactly input's elements,
 /// so element i of the input is read only to compute element i, before it is overwritten.
 /// A reduction, transpose, slice or matmul reading the input would see overwritten elements.
-bool reads_index_aligned(const Kernel& kernel, const ir::Node* input) {
+bool reads_index_aligned(const plan::Kernel& kernel, const ir::Node* input) {
   std::unordered_set<const ir::Node*> dependent{input};
   for (const auto& node : kernel.nodes) {
     const bool depends =
@@ -115,7 +115,8 @@ struct FreeBuffer {
   std::vector<int> touched_by;  // the kernels that wrote or read the value it last held
 };
 
-MemoryPlan plan_memory(const FusionPlan& plan, const Schedule& schedule, const ir::Graph& graph) {
+plan::MemoryPlan plan_memory(const plan::FusionPlan& plan, const plan::Schedule& schedule,
+                             const ir::Graph& graph) {
   const int kernel_count = static_cast<int>(plan.kernels.size());
   const HappensBefore happens_before(schedule, kernel_count);
   std::vector<int> launch_position(kernel_count);
@@ -144,7 +145,7 @@ MemoryPlan plan_memory(const FusionPlan& plan, const Schedule& schedule, const i
     }
   }
 
-  MemoryPlan memory;
+  plan::MemoryPlan memory;
   std::map<int64_t, std::vector<FreeBuffer>> free_by_class;
   const auto touched_by = [](const Value& value) {
     std::vector<int> kernels = value.readers;
@@ -153,7 +154,7 @@ MemoryPlan plan_memory(const FusionPlan& plan, const Schedule& schedule, const i
   };
   for (int position = 0; position < kernel_count; ++position) {
     const int k = schedule.order[position];
-    const Kernel& kernel = plan.kernels[k];
+    const plan::Kernel& kernel = plan.kernels[k];
     // The planned inputs that die here: read last by this kernel, all other readers finished.
     std::vector<int> dying;
     for (const auto& input : kernel.inputs) {
@@ -230,7 +231,7 @@ class MemoryPlanning final : public Pass {
     if (!context.schedule || !context.fusion) {
       throw Error("[memplan] needs the schedule of the schedule pass; run fuse and schedule first");
     }
-    const Schedule& schedule = *context.schedule;
+    const plan::Schedule& schedule = *context.schedule;
     const size_t count = context.fusion->kernels.size();
     if (schedule.order.size() != count || schedule.stream.size() != count) {
       throw Error("[memplan] the schedule covers " + std::to_string(schedule.order.size()) +
@@ -238,32 +239,12 @@ class MemoryPlanning final : public Pass {
                   "; run schedule again after fuse");
     }
     context.memory =
-        std::make_unique<MemoryPlan>(plan_memory(*context.fusion, schedule, context.graph));
+        std::make_unique<plan::MemoryPlan>(plan_memory(*context.fusion, schedule, context.graph));
   }
 };
 
 }  // namespace
 
 std::unique_ptr<Pass> make_memory_planning() { return std::make_unique<MemoryPlanning>(); }
-
-std::string print_memory_plan(const MemoryPlan& plan, const ir::Graph& graph) {
-  const auto positions = graph.index();
-  std::string text;
-  for (const auto& assignment : plan.assignments) {
-    const auto found = positions.find(assignment.value.get());
-    text += found == positions.end() ? "%?" : "%" + std::to_string(found->second);
-    text += " -> buffer " + std::to_string(assignment.buffer);
-    if (assignment.buffer >= 0 && assignment.buffer < static_cast<int>(plan.buffer_bytes.size())) {
-      text += " (" + std::to_string(plan.buffer_bytes[assignment.buffer]) + " bytes)";
-    }
-    if (assignment.in_place) text += " in place";
-    text += "\n";
-  }
-  const size_t buffers = plan.buffer_bytes.size();
-  text += "planned: " + std::to_string(buffers) + (buffers == 1 ? " buffer, " : " buffers, ") +
-          std::to_string(plan.planned_bytes) +
-          " bytes (unplanned: " + std::to_string(plan.unplanned_bytes) + " bytes)\n";
-  return text;
-}
 
 }  // namespace lz::passes

@@ -4,9 +4,9 @@
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
-#include "passes/fusion_plan.h"
-#include "passes/memory_plan.h"
-#include "passes/schedule.h"
+#include "plan/fusion_plan.h"
+#include "plan/memory_plan.h"
+#include "plan/schedule.h"
 
 namespace lz::passes {
 

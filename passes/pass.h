@@ -8,11 +8,13 @@
 #include "ir/graph.h"
 #include "ir/printer.h"
 
-namespace lz::passes {
+namespace lz::plan {
+struct FusionPlan;  // plan/fusion_plan.h
+struct Schedule;    // plan/schedule.h
+struct MemoryPlan;  // plan/memory_plan.h
+}  // namespace lz::plan
 
-struct FusionPlan;  // passes/fusion_plan.h
-struct Schedule;    // passes/schedule.h
-struct MemoryPlan;  // passes/memory_plan.h
+namespace lz::passes {
 
 /// Settings that passes read (each also an environment variable, see frontend/settings.h).
 struct PassOptions {
@@ -33,9 +35,9 @@ struct PassContext {
 
   ir::Graph graph;
   PassOptions options;
-  std::unique_ptr<FusionPlan> fusion;  // set by "fuse"
-  std::unique_ptr<Schedule> schedule;  // set by "schedule" (needs "fuse")
-  std::unique_ptr<MemoryPlan> memory;  // set by "memplan" (needs "schedule")
+  std::unique_ptr<plan::FusionPlan> fusion;  // set by "fuse"
+  std::unique_ptr<plan::Schedule> schedule;  // set by "schedule" (needs "fuse")
+  std::unique_ptr<plan::MemoryPlan> memory;  // set by "memplan" (needs "schedule")
 };
 
 /// One named transformation or analysis; a pass is small and does one thing.

@@ -12,14 +12,14 @@
 
 #include "ir/graph.h"
 #include "lazuli/error.h"
-#include "passes/fusion_plan.h"
 #include "passes/pass.h"
-#include "passes/schedule.h"
+#include "plan/fusion_plan.h"
+#include "plan/schedule.h"
 
 namespace lz::passes {
 namespace {
 
-// Vertex i is FusionPlan::kernels[i]; an edge A -> B means B reads a value A writes out.
+// Vertex i is plan::FusionPlan::kernels[i]; an edge A -> B means B reads a value A writes out.
 // bidirectionalS so that a kernel's producers are its in-edges.
 using KernelGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS>;
 
@@ -32,7 +32,7 @@ std::string node_name(const ir::Node* node, const ir::Graph& graph) {
 
 /// The DAG of the plan's kernels, one edge per producer -> consumer pair. Throws when a kernel
 /// reads a computed value that no kernel writes out, or a value two kernels write.
-KernelGraph build_kernel_graph(const FusionPlan& plan, const ir::Graph& graph) {
+KernelGraph build_kernel_graph(const plan::FusionPlan& plan, const ir::Graph& graph) {
   const int count = static_cast<int>(plan.kernels.size());
   std::unordered_map<const ir::Node*, int> writer;    // value -> the kernel writing it out
   std::unordered_map<const ir::Node*, int> computer;  // node -> the kernel computing it
@@ -138,14 +138,14 @@ std::vector<int> assign_streams(const KernelGraph& kernels, const std::vector<in
 // inherits the clock of the kernel before it on its stream; a wait for p adds p's clock. A
 // producer p needs a wait only if the clock does not already cover it; producers are visited
 // latest first, because waiting for a late kernel often covers the earlier ones too.
-std::vector<Schedule::Wait> cross_stream_waits(const KernelGraph& kernels,
-                                               const std::vector<int>& order,
-                                               const std::vector<int>& stream, int streams) {
+std::vector<plan::Schedule::Wait> cross_stream_waits(const KernelGraph& kernels,
+                                                     const std::vector<int>& order,
+                                                     const std::vector<int>& stream, int streams) {
   const size_t count = order.size();
   std::vector<int> launch_position(count), position_on_stream(count);
   std::vector<std::vector<int>> clock(count);
   std::vector<int> last_on_stream(streams, -1), next_on_stream(streams, 0);
-  std::vector<Schedule::Wait> waits;
+  std::vector<plan::Schedule::Wait> waits;
   for (size_t i = 0; i < count; ++i) {
     const int kernel = order[i];
     const int s = stream[kernel];
@@ -159,7 +159,7 @@ std::vector<Schedule::Wait> cross_stream_waits(const KernelGraph& kernels,
     std::vector<int> producers = producers_of(kernels, kernel);
     std::sort(producers.begin(), producers.end(),
               [&](int a, int b) { return launch_position[a] > launch_position[b]; });
-    std::vector<Schedule::Wait> kernel_waits;
+    std::vector<plan::Schedule::Wait> kernel_waits;
     for (const int producer : producers) {
       if (position_on_stream[producer] <= clock[kernel][stream[producer]]) continue;
       kernel_waits.push_back({kernel, producer});
@@ -187,7 +187,7 @@ class Scheduling final : public Pass {
                   std::to_string(streams));
     }
     const KernelGraph kernels = build_kernel_graph(*context.fusion, context.graph);
-    auto schedule = std::make_unique<Schedule>();
+    auto schedule = std::make_unique<plan::Schedule>();
     schedule->level = levels_of(kernels);
     // Launch order: by level, then by kernel id. Every producer has a lower level than its
     // consumers, so this is a topological order, and it launches each level's independent
@@ -206,30 +206,5 @@ class Scheduling final : public Pass {
 }  // namespace
 
 std::unique_ptr<Pass> make_scheduling() { return std::make_unique<Scheduling>(); }
-
-std::string print_schedule(const Schedule& schedule) {
-  const auto at = [](const std::vector<int>& values, int kernel) {
-    return kernel >= 0 && kernel < static_cast<int>(values.size()) ? std::to_string(values[kernel])
-                                                                   : std::string("?");
-  };
-  std::unordered_map<int, std::vector<int>> producers_waited_for;
-  for (const auto& wait : schedule.waits) {
-    producers_waited_for[wait.kernel].push_back(wait.producer);
-  }
-  std::string text;
-  for (const int kernel : schedule.order) {
-    text += "kernel " + std::to_string(kernel) + ": level " + at(schedule.level, kernel) +
-            ", stream " + at(schedule.stream, kernel);
-    const char* separator = ", waits for ";
-    for (const int producer : producers_waited_for[kernel]) {
-      text += separator;
-      text +=
-          "kernel " + std::to_string(producer) + " (stream " + at(schedule.stream, producer) + ")";
-      separator = ", ";
-    }
-    text += "\n";
-  }
-  return text;
-}
 
 }  // namespace lz::passes

@@ -11,12 +11,12 @@
 #include <unordered_map>
 
 #include "codegen/cpu/kernel_cache.h"
-#include "codegen/kernel_signature.h"
-#include "codegen/unsupported_kernel.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
-#include "passes/fusion_plan.h"
-#include "passes/schedule.h"
+#include "plan/fusion_plan.h"
+#include "plan/kernel_signature.h"
+#include "plan/schedule.h"
+#include "plan/unsupported_kernel.h"
 #include "reference/interpreter.h"
 #include "runtime/blas_matmul.h"
 #include "runtime/cuda/kernel_runner.h"
@@ -30,11 +30,11 @@ namespace {
 using BufferPtr = std::shared_ptr<memory::Buffer>;
 
 /// Without fusion every computed node is a kernel of its own.
-passes::FusionPlan one_kernel_per_node(const ir::Graph& graph) {
-  passes::FusionPlan plan;
+plan::FusionPlan one_kernel_per_node(const ir::Graph& graph) {
+  plan::FusionPlan plan;
   for (const ir::NodePtr& node : graph.nodes) {
     if (node->is_evaluated()) continue;
-    passes::Kernel kernel;
+    plan::Kernel kernel;
     kernel.id = static_cast<int>(plan.kernels.size());
     kernel.nodes = {node};
     kernel.inputs = node->inputs;
@@ -105,7 +105,7 @@ std::vector<uint64_t> combined_partial_states(const codegen::LoadedPhase& partia
 
 /// Runs a kernel that is one call to a library (a float matmul through BLAS); returns false for
 /// any other kernel.
-bool run_external(const passes::Kernel& kernel, const ExecutionOptions& options,
+bool run_external(const plan::Kernel& kernel, const ExecutionOptions& options,
                   const std::vector<const memory::Buffer*>& inputs,
                   std::vector<BufferPtr>& outputs) {
   const ir::Node& node = *kernel.nodes.front();
@@ -121,7 +121,7 @@ bool run_external(const passes::Kernel& kernel, const ExecutionOptions& options,
   }
   // The kernel lists each input once: matmul(x, x) has one.
   const auto operand = [&](int i) {
-    return inputs[codegen::position_of(kernel.inputs, node.inputs[i].get())];
+    return inputs[plan::position_of(kernel.inputs, node.inputs[i].get())];
   };
   if (!blas_matmul(node, *operand(0), *operand(1), *result)) return false;
   outputs.assign(1, std::move(result));
@@ -134,7 +134,7 @@ bool run_external(const passes::Kernel& kernel, const ExecutionOptions& options,
 }
 
 /// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
-bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
+bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
                   const std::vector<const memory::Buffer*>& inputs,
                   std::vector<BufferPtr>& outputs) {
   codegen::KernelDump dump;
@@ -145,7 +145,7 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
     span.arg("kernel", static_cast<int64_t>(kernel.id));
     lookup = codegen::find_or_compile(kernel, options.cache_directory, dumping ? &dump : nullptr);
     span.arg("source", codegen::kernel_source_name(lookup.source));
-  } catch (const codegen::UnsupportedKernel& reason) {
+  } catch (const plan::UnsupportedKernel& reason) {
     if (options.log_level != LogLevel::Off) {
       std::fprintf(stderr, "[lazuli]   kernel %d: interpreted (%s)\n", kernel.id, reason.what());
     }
@@ -177,7 +177,7 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
     }
     pointers.push_back(outputs.back()->data());
   }
-  const std::vector<uint64_t> scalars = codegen::kernel_scalars(kernel);
+  const std::vector<uint64_t> scalars = plan::kernel_scalars(kernel);
   std::vector<uint64_t> state;  // a split reduction's combined state, from Partial to Finish
   for (const codegen::LoadedPhase& loaded : compiled.phases) {
     const codegen::Phase& phase = loaded.description;
@@ -214,7 +214,7 @@ bool run_compiled(const passes::Kernel& kernel, const ExecutionOptions& options,
 
 /// Queues `kernel` on its CUDA device (runtime/cuda/kernel_runner.h); logs it under LZ_LOG and
 /// writes its CUDA source, PTX, cubin and (with cuobjdump on the PATH) SASS under LZ_DUMP.
-std::vector<BufferPtr> run_on_cuda(const passes::Kernel& kernel, const ExecutionOptions& options,
+std::vector<BufferPtr> run_on_cuda(const plan::Kernel& kernel, const ExecutionOptions& options,
                                    const std::vector<const memory::Buffer*>& inputs) {
   const auto start = std::chrono::steady_clock::now();
   const bool dumping = !options.dump_directory.empty();
@@ -254,7 +254,7 @@ std::vector<BufferPtr> run_on_cuda(const passes::Kernel& kernel, const Execution
 /// Runs one kernel, compiled, through a library or interpreted, and puts its outputs into
 /// `written`.
 template <class BufferOf>
-void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
+void run_kernel(const plan::Kernel& kernel, const ExecutionOptions& options,
                 const BufferOf& buffer_of,
                 std::unordered_map<const ir::Node*, BufferPtr>& written) {
   support::trace::Span span("kernel", "run kernel");
@@ -273,7 +273,7 @@ void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
   // A tensor moved from a CUDA device is read on the host.
   for (const memory::Buffer*& input : inputs) input = &input->host();
   std::vector<BufferPtr> results;
-  if (options.jit && codegen::is_compilable(kernel) &&
+  if (options.jit && plan::is_compilable(kernel) &&
       run_compiled(kernel, options, inputs, results)) {
     for (size_t i = 0; i < kernel.outputs.size(); ++i) {
       written[kernel.outputs[i].get()] = std::move(results[i]);
@@ -297,7 +297,7 @@ void run_kernel(const passes::Kernel& kernel, const ExecutionOptions& options,
 
 /// `error` as an lz::Error that names an op and the line that recorded it: errors raised while
 /// running a node already do; anything else is attributed to the kernel's last op.
-std::exception_ptr attributed_to(const passes::Kernel& kernel, std::exception_ptr error) {
+std::exception_ptr attributed_to(const plan::Kernel& kernel, std::exception_ptr error) {
   try {
     std::rethrow_exception(error);
   } catch (const Error& named) {
@@ -319,9 +319,8 @@ std::exception_ptr attributed_to(const passes::Kernel& kernel, std::exception_pt
 std::vector<Outcome> execute_each(const passes::PassContext& context,
                                   const ExecutionOptions& options) {
   const ir::Graph& graph = context.graph;
-  const passes::FusionPlan unfused =
-      context.fusion ? passes::FusionPlan{} : one_kernel_per_node(graph);
-  const std::vector<passes::Kernel>& kernels =
+  const plan::FusionPlan unfused = context.fusion ? plan::FusionPlan{} : one_kernel_per_node(graph);
+  const std::vector<plan::Kernel>& kernels =
       context.fusion ? context.fusion->kernels : unfused.kernels;
 
   std::vector<int> order(kernels.size());
@@ -336,7 +335,7 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
   std::unordered_map<const ir::Node*, BufferPtr> written;
   std::unordered_map<const ir::Node*, std::exception_ptr> failed;
   std::unordered_map<const ir::Node*, int> reads_left;
-  for (const passes::Kernel& kernel : kernels) {
+  for (const plan::Kernel& kernel : kernels) {
     for (const ir::NodePtr& input : kernel.inputs) ++reads_left[input.get()];
   }
   for (const ir::NodePtr& output : graph.outputs) ++reads_left[output.get()];
@@ -358,7 +357,7 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
   };
 
   for (int id : order) {
-    const passes::Kernel& kernel = kernels[id];
+    const plan::Kernel& kernel = kernels[id];
     std::exception_ptr error;
     for (const ir::NodePtr& input : kernel.inputs) {
       if (!error) error = failure_of(input.get());

@@ -31,8 +31,8 @@
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
 #include "codegen/cpu/runtime_helpers.h"
-#include "codegen/kernel_signature.h"
 #include "lazuli/error.h"
+#include "plan/kernel_signature.h"
 
 namespace lz::codegen {
 
@@ -249,7 +249,7 @@ class HostJit {
 
 LoadedCode::~LoadedCode() { HostJit::instance().unload(library_); }
 
-JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::string& name,
+JitKernel build_kernel(const plan::Kernel& kernel, bool flat, const std::string& name,
                        ObjectStore* store, KernelDump* dump) {
   HostJit& jit = HostJit::instance();
   JitKernel result;
@@ -260,13 +260,13 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
   std::optional<std::string> object;
   if (store != nullptr) {
     key = jit.target_id() + "\nLLVM " LLVM_VERSION_STRING "\n" +
-          (is_memory_bound(kernel) ? "quick\n" : "") + module_text(*lowered.module);
+          (plan::is_memory_bound(kernel) ? "quick\n" : "") + module_text(*lowered.module);
     object = store->load(key, result.store_problem);
     result.from_disk = object.has_value();
   }
   result.times.lowering = milliseconds_since(start);
   if (!object || dump != nullptr) {
-    object = jit.compile(*lowered.module, is_memory_bound(kernel), dump, result.times);
+    object = jit.compile(*lowered.module, plan::is_memory_bound(kernel), dump, result.times);
     if (store != nullptr && !result.from_disk) store->store(key, *object);
   }
   start = std::chrono::steady_clock::now();
@@ -282,7 +282,7 @@ JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::strin
     result.store_problem =
         "the cached object code did not load (" + std::string(error.what()) + ")";
     result.from_disk = false;
-    object = jit.compile(*lowered.module, is_memory_bound(kernel), dump, result.times);
+    object = jit.compile(*lowered.module, plan::is_memory_bound(kernel), dump, result.times);
     store->store(key, *object);
     start = std::chrono::steady_clock::now();
     addresses = jit.load(*object, name, symbols, result.code);

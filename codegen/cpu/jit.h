@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "codegen/cpu/lowering.h"
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::codegen {
 
@@ -75,8 +75,8 @@ class ObjectStore {
 /// generation are then skipped), else freshly compiled and saved there. Stored code that fails
 /// to load is a miss: compiled again and replaced. Symbols are named after
 /// `name`. Fills `dump`, when given, with the IR and assembly (compiling even on a store hit).
-/// Throws UnsupportedKernel when the lowering does not handle the kernel.
-JitKernel build_kernel(const passes::Kernel& kernel, bool flat, const std::string& name,
+/// Throws plan::UnsupportedKernel when the lowering does not handle the kernel.
+JitKernel build_kernel(const plan::Kernel& kernel, bool flat, const std::string& name,
                        ObjectStore* store, KernelDump* dump);
 
 /// Kernels whose code is loaded in the process now.

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "codegen/disk_cache.h"
-#include "codegen/kernel_signature.h"
+#include "plan/kernel_signature.h"
 #include "support/statistics.h"
 
 namespace lz::codegen {
@@ -87,11 +87,11 @@ const char* kernel_source_name(KernelSource source) {
   return "";
 }
 
-KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& disk_directory,
+KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk_directory,
                              KernelDump* dump) {
   support::Counters& counters = support::counters();
-  const bool flat = is_flat(kernel);
-  std::string key = kernel_key(kernel, flat);
+  const bool flat = plan::is_flat(kernel);
+  std::string key = plan::kernel_key(kernel, flat);
   MemoryCache& cache = memory_cache();
   if (dump == nullptr) {
     std::lock_guard lock(cache.mutex);

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "codegen/cpu/jit.h"
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::codegen {
 
@@ -35,8 +35,8 @@ struct KernelLookup {
 /// empty: no disk cache. `dump`, when given, receives the kernel's IR and assembly (a memory
 /// hit then compiles again to produce them). Counts cache_hits, cache_misses, disk_cache_hits,
 /// kernels_compiled and compile_microseconds in lz::stats(). Compiles without holding the
-/// cache's lock. Throws UnsupportedKernel when the kernel cannot be lowered.
-KernelLookup find_or_compile(const passes::Kernel& kernel, const std::string& disk_directory,
+/// cache's lock. Throws plan::UnsupportedKernel when the kernel cannot be lowered.
+KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk_directory,
                              KernelDump* dump);
 
 /// The default of set_memory_cache_capacity: about 50 MB of loaded code.

@@ -14,10 +14,10 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/cpu/element_ops.h"
-#include "codegen/kernel_layout.h"
-#include "codegen/kernel_signature.h"
-#include "codegen/unsupported_kernel.h"
 #include "lazuli/error.h"
+#include "plan/kernel_layout.h"
+#include "plan/kernel_signature.h"
+#include "plan/unsupported_kernel.h"
 
 namespace lz::codegen {
 namespace {
@@ -55,7 +55,7 @@ struct Accumulator {
 
 class KernelEmitter {
  public:
-  KernelEmitter(const passes::Kernel& kernel, bool flat, llvm::Module& module, std::string name)
+  KernelEmitter(const plan::Kernel& kernel, bool flat, llvm::Module& module, std::string name)
       : kernel_(kernel),
         flat_(flat),
         module_(module),
@@ -363,10 +363,10 @@ class KernelEmitter {
       }
       case ir::OpKind::Movement: return compute_movement(node, index);
       case ir::OpKind::Reduction:
-        throw UnsupportedKernel("a reduction is read outside the loop that computes it");
+        throw plan::UnsupportedKernel("a reduction is read outside the loop that computes it");
       case ir::OpKind::LinearAlgebra: break;
     }
-    throw UnsupportedKernel(std::string(ir::op_name(node->op)) + " inside a fused kernel");
+    throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " inside a fused kernel");
   }
 
   Value* load_input(const Node* node, Index& index) {
@@ -414,7 +414,7 @@ class KernelEmitter {
       }
       default: break;
     }
-    throw UnsupportedKernel(std::string(ir::op_name(node->op)) + " leaf");
+    throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " leaf");
   }
 
   Value* compute_movement(const Node* node, Index& index) {
@@ -443,7 +443,7 @@ class KernelEmitter {
       case Op::Concatenate: return compute_concatenate(node, index);
       default: break;
     }
-    throw UnsupportedKernel(std::string(ir::op_name(node->op)) + " movement");
+    throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " movement");
   }
 
   /// Every input is read at the position clamped into its block, then the block containing
@@ -569,7 +569,7 @@ class KernelEmitter {
       }
       default: break;
     }
-    throw UnsupportedKernel(std::string(ir::op_name(reduction->op)) + " reduction");
+    throw plan::UnsupportedKernel(std::string(ir::op_name(reduction->op)) + " reduction");
   }
 
   void update_accumulator(const Node* reduction, const Accumulator& accumulator, Value* x,
@@ -658,7 +658,7 @@ class KernelEmitter {
   }
 
   void emit_split_reduction(const std::vector<const Node*>& reductions,
-                            const ReductionLoops& loops) {
+                            const plan::ReductionLoops& loops) {
     const Shape& input_shape = loops.input_shape;
     const int64_t reduced = loops.reduced;
     const std::vector<const Node*>& at_kept = loops.at_kept;
@@ -755,7 +755,7 @@ class KernelEmitter {
 
   /// For each kept position: a loop nest over the reduced elements per stage, the kept-shaped
   /// outputs, then the final nest (kernel_layout.h).
-  std::vector<const Node*> emit_reduction_phase(const ReductionLoops& loops) {
+  std::vector<const Node*> emit_reduction_phase(const plan::ReductionLoops& loops) {
     const std::vector<std::vector<const Node*>>& stages = loops.stages;
     const Shape& input_shape = loops.input_shape;
     const std::vector<int64_t>& axes = loops.axes;
@@ -763,7 +763,7 @@ class KernelEmitter {
                                        [](const Node* r) { return is_index_reduction(*r); });
     if (loops.kept == 1 && loops.reduced >= kSplitReductionElements && !has_index) {
       if (stages.size() > 1) {
-        throw UnsupportedKernel("reductions to one value that read each other's results");
+        throw plan::UnsupportedKernel("reductions to one value that read each other's results");
       }
       emit_split_reduction(stages.front(), loops);
       return loops.elsewhere;
@@ -869,13 +869,13 @@ class KernelEmitter {
     return loops.elsewhere;
   }
 
-  const passes::Kernel& kernel_;
+  const plan::Kernel& kernel_;
   const bool flat_;
   llvm::Module& module_;
   llvm::LLVMContext& context_;
   llvm::IRBuilder<> builder_;
   const std::string name_;
-  const KernelLayout layout_;
+  const plan::KernelLayout layout_;
   std::vector<Phase> phases_;
 
   // The phase being emitted.
@@ -892,7 +892,7 @@ class KernelEmitter {
 
 }  // namespace
 
-LoweredKernel lower_kernel(const passes::Kernel& kernel, bool flat, llvm::LLVMContext& context,
+LoweredKernel lower_kernel(const plan::Kernel& kernel, bool flat, llvm::LLVMContext& context,
                            const std::string& name) {
   LoweredKernel lowered;
   lowered.module = std::make_unique<llvm::Module>(name, context);

@@ -1,4 +1,4 @@
-// Lowering of one fused kernel (passes/fusion_plan.h) to LLVM IR.
+// Lowering of one fused kernel (plan/fusion_plan.h) to LLVM IR.
 //
 // A kernel compiles to one or more phases, run in order. Each phase is a function
 //
@@ -7,7 +7,7 @@
 //
 // over the positions [begin, end) of its range, so the runtime can split the range across
 // threads. `buffers` holds the kernel's inputs, then its outputs (Kernel::inputs, then
-// Kernel::outputs); `scalars` holds kernel_scalars() (codegen/kernel_signature.h); `state`
+// Kernel::outputs); `scalars` holds plan::kernel_scalars() (plan/kernel_signature.h); `state`
 // is used only by the two phases of a split reduction (below).
 //
 // How a kernel is computed
@@ -40,7 +40,7 @@
 
 #include "ir/op.h"
 #include "lazuli/dtype.h"
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
 namespace llvm {
 class LLVMContext;
@@ -75,7 +75,7 @@ struct LoweredKernel {
 };
 
 /// Lowers `kernel` (is_compilable) into a new module of `context`; symbols start with `name`.
-LoweredKernel lower_kernel(const passes::Kernel& kernel, bool flat, llvm::LLVMContext& context,
+LoweredKernel lower_kernel(const plan::Kernel& kernel, bool flat, llvm::LLVMContext& context,
                            const std::string& name);
 
 }  // namespace lz::codegen

@@ -8,7 +8,7 @@
 
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/disk_cache.h"
-#include "codegen/kernel_signature.h"
+#include "plan/kernel_signature.h"
 #include "support/statistics.h"
 #include "support/trace.h"
 
@@ -44,15 +44,15 @@ void store_entry(DiskCache& cache, const std::string& key, const CudaProgram& pr
 
 }  // namespace
 
-std::string program_name(const passes::Kernel& kernel) {
+std::string program_name(const plan::Kernel& kernel) {
   char name[24];
   std::snprintf(name, sizeof(name), "lz_%016llx",
                 static_cast<unsigned long long>(
-                    std::hash<std::string>{}(kernel_key(kernel, is_flat(kernel)))));
+                    std::hash<std::string>{}(plan::kernel_key(kernel, plan::is_flat(kernel)))));
   return name;
 }
 
-CudaProgram find_or_compile_program(const passes::Kernel& kernel, const std::string& architecture,
+CudaProgram find_or_compile_program(const plan::Kernel& kernel, const std::string& architecture,
                                     const std::string& disk_directory) {
   const auto start = std::chrono::steady_clock::now();
   support::Counters& counters = support::counters();

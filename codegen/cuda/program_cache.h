@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "codegen/cuda/source.h"
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::codegen::cuda {
 
@@ -26,14 +26,14 @@ struct CudaProgram {
 
 /// lz_<hash of the kernel's key>: the prefix of `kernel`'s entries, the same for every kernel
 /// that reuses its code.
-std::string program_name(const passes::Kernel& kernel);
+std::string program_name(const plan::Kernel& kernel);
 
 /// The program of `kernel` (is_cuda_compilable) for `architecture` ("sm_90"). `disk_directory`
 /// empty: always compiles. A compiled image is stored on disk for later processes; a write that
 /// fails costs them only a compile, so it is reported on stderr once, not raised. Counts
 /// cache_misses, kernels_compiled, disk_cache_hits and compile_microseconds in lz::stats() (the
 /// caller counts memory hits). Throws lz::Error when NVRTC is unavailable or fails.
-CudaProgram find_or_compile_program(const passes::Kernel& kernel, const std::string& architecture,
+CudaProgram find_or_compile_program(const plan::Kernel& kernel, const std::string& architecture,
                                     const std::string& disk_directory);
 
 }  // namespace lz::codegen::cuda

@@ -10,10 +10,10 @@
 #include "codegen/cuda/preamble.h"
 #include "codegen/cuda/reduction_source.h"
 #include "codegen/cuda/source_writer.h"
-#include "codegen/kernel_layout.h"
-#include "codegen/kernel_signature.h"
-#include "codegen/unsupported_kernel.h"
 #include "lazuli/error.h"
+#include "plan/kernel_layout.h"
+#include "plan/kernel_signature.h"
+#include "plan/unsupported_kernel.h"
 
 namespace lz::codegen::cuda {
 namespace {
@@ -61,8 +61,8 @@ struct Index {
 
 class SourceEmitter {
  public:
-  SourceEmitter(const passes::Kernel& kernel, std::string name)
-      : kernel_(kernel), flat_(is_flat(kernel)), name_(std::move(name)), layout_(kernel) {}
+  SourceEmitter(const plan::Kernel& kernel, std::string name)
+      : kernel_(kernel), flat_(plan::is_flat(kernel)), name_(std::move(name)), layout_(kernel) {}
 
   CudaKernelSource emit() {
     std::vector<const Node*> left;  // outputs the main entry does not compute
@@ -276,7 +276,7 @@ class SourceEmitter {
       }
       case ir::OpKind::Movement: return compute_movement(node, index);
       case ir::OpKind::Reduction:
-        throw UnsupportedKernel("a reduction is read outside the loop that computes it");
+        throw plan::UnsupportedKernel("a reduction is read outside the loop that computes it");
       case ir::OpKind::LinearAlgebra: break;
     }
     throw Error("[" + std::string(ir::op_name(node->op)) +
@@ -312,7 +312,7 @@ class SourceEmitter {
   /// reads at the loop's position (through elementwise nodes of the input's shape, as softmax's
   /// max reads x), while later passes read them again, as far as kStagedRowBytes allows. Each
   /// thread reads back only what it stored itself, so staging needs no barrier.
-  void choose_staged_rows(const ReductionLoops& loops, int passes) {
+  void choose_staged_rows(const plan::ReductionLoops& loops, int passes) {
     if (passes < 2) return;
     std::vector<const Node*> pending;
     for (const Node* reduction : loops.stages.front())
@@ -547,7 +547,7 @@ class SourceEmitter {
   // ---------------------------------------------------------------------------------------
   // Reduction entries
 
-  std::vector<const Node*> emit_reduction_entries(const ReductionLoops& loops) {
+  std::vector<const Node*> emit_reduction_entries(const plan::ReductionLoops& loops) {
     std::vector<std::vector<ReductionState>> stages;
     int number = 0;
     for (const std::vector<const Node*>& stage : loops.stages) {
@@ -562,7 +562,7 @@ class SourceEmitter {
     }
     if (loops.kept == 1 && loops.reduced >= kSplitReductionElements) {
       if (stages.size() > 1) {
-        throw UnsupportedKernel("reductions to one value that read each other's results");
+        throw plan::UnsupportedKernel("reductions to one value that read each other's results");
       }
       emit_split_reduction(stages.front(), loops);
     } else {
@@ -572,7 +572,7 @@ class SourceEmitter {
   }
 
   /// The input index of reduced position `reduced_position` at the kept dims `kept_dims`.
-  Index input_index(const ReductionLoops& loops, const std::vector<std::string>& kept_dims,
+  Index input_index(const plan::ReductionLoops& loops, const std::vector<std::string>& kept_dims,
                     const std::string& reduced_position) {
     Index reduced_index{&loops.reduced_shape, {}, reduced_position};
     const std::vector<std::string>& reduced_dims = dims_of(reduced_index);
@@ -602,7 +602,7 @@ class SourceEmitter {
   /// One kept position per thread (few reduced elements) or per block, grid-stride: a loop over
   /// the reduced elements per stage, then the kept-shaped outputs, then the final loop.
   void emit_reduction_per_position(const std::vector<std::vector<ReductionState>>& stages,
-                                   const ReductionLoops& loops) {
+                                   const plan::ReductionLoops& loops) {
     const bool by_block = loops.reduced > kThreadPerPositionElements;
     CudaEntry entry;
     entry.kind = CudaEntry::Kind::Reduction;
@@ -675,7 +675,7 @@ class SourceEmitter {
   /// A reduction to one value: Partial (a state per block), Finish (one block combines them and
   /// writes the results), Broadcast (the outputs reading the results over the input's shape).
   void emit_split_reduction(const std::vector<ReductionState>& reductions,
-                            const ReductionLoops& loops) {
+                            const plan::ReductionLoops& loops) {
     const Shape& input_shape = loops.input_shape;
     const int state_slots = kStateWords * static_cast<int>(reductions.size());
     const std::string slots = std::to_string(state_slots);
@@ -748,10 +748,10 @@ class SourceEmitter {
     end_entry();
   }
 
-  const passes::Kernel& kernel_;
+  const plan::Kernel& kernel_;
   const bool flat_;
   const std::string name_;
-  const KernelLayout layout_;
+  const plan::KernelLayout layout_;
 
   CudaKernelSource result_;
   SourceWriter writer_;
@@ -774,14 +774,14 @@ std::string CudaKernelSource::translation_unit() const {
   return std::string(device_preamble()) + "\n" + definitions;
 }
 
-bool is_cuda_compilable(const passes::Kernel& kernel) {
+bool is_cuda_compilable(const plan::Kernel& kernel) {
   for (const ir::NodePtr& node : kernel.nodes) {
     if (node->op == Op::MatMul || node->op == Op::Data) return false;
   }
   return !kernel.nodes.empty();
 }
 
-CudaKernelSource generate_cuda_source(const passes::Kernel& kernel, const std::string& name) {
+CudaKernelSource generate_cuda_source(const plan::Kernel& kernel, const std::string& name) {
   return SourceEmitter(kernel, name).emit();
 }
 

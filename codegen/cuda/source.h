@@ -1,4 +1,4 @@
-// A fused kernel (passes/fusion_plan.h) as CUDA C++ source for NVRTC (codegen/cuda/nvrtc.h).
+// A fused kernel (plan/fusion_plan.h) as CUDA C++ source for NVRTC (codegen/cuda/nvrtc.h).
 //
 // Kernel ABI
 // ----------
@@ -9,7 +9,7 @@
 //   T* out0, ..., T* out<M-1>             Kernel::outputs
 //   lz_u64* workspace                     only the entries of a split reduction (below)
 //   lz_i64 count                          positions of the entry's range (CudaEntry)
-//   lz_u64 s0, ..., lz_u64 s<K-1>         kernel_scalars(kernel) (codegen/kernel_signature.h)
+//   lz_u64 s0, ..., lz_u64 s<K-1>         plan::kernel_scalars(kernel) (plan/kernel_signature.h)
 //
 // Sizes appear in the source only where kernel_key would hold them (shaped kernels): a flat
 // kernel reads its size from `count`, and fill values, arange bounds and seeds always come from
@@ -36,7 +36,7 @@
 #include <string>
 #include <vector>
 
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::codegen::cuda {
 
@@ -77,12 +77,12 @@ struct CudaKernelSource {
 
 /// Whether the CUDA code generator takes `kernel`: every kernel except a matmul (cuBLAS runs
 /// it) or a data leaf.
-bool is_cuda_compilable(const passes::Kernel& kernel);
+bool is_cuda_compilable(const plan::Kernel& kernel);
 
 /// The CUDA source of `kernel` (is_cuda_compilable); entry symbols start with `name`.
 /// Throws lz::Error naming the op and dtype the generator has no form for, and
-/// codegen::UnsupportedKernel (codegen/unsupported_kernel.h) for a kernel structure that the
+/// plan::UnsupportedKernel (plan/unsupported_kernel.h) for a kernel structure that the
 /// CPU lowering does not take either.
-CudaKernelSource generate_cuda_source(const passes::Kernel& kernel, const std::string& name);
+CudaKernelSource generate_cuda_source(const plan::Kernel& kernel, const std::string& name);
 
 }  // namespace lz::codegen::cuda

@@ -7,8 +7,8 @@
 
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/program_cache.h"
-#include "codegen/kernel_signature.h"
 #include "lazuli/error.h"
+#include "plan/kernel_signature.h"
 #include "runtime/cuda/cublas_matmul.h"
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/launch_config.h"
@@ -33,10 +33,10 @@ class KernelCache {
  public:
   /// The loaded kernel; a miss fills the report's compile fields. With `dump`, the report also
   /// gets the source, PTX and cubin (compiling again on a hit).
-  const LoadedKernel& find_or_compile(CudaDevice& device, const passes::Kernel& kernel,
+  const LoadedKernel& find_or_compile(CudaDevice& device, const plan::Kernel& kernel,
                                       const std::string& cache_directory, CudaKernelReport& report,
                                       bool dump) {
-    std::string key = codegen::kernel_key(kernel, codegen::is_flat(kernel));
+    std::string key = plan::kernel_key(kernel, plan::is_flat(kernel));
     const std::string architecture = device.properties().architecture();
     if (dump) {
       report.source =
@@ -88,7 +88,7 @@ KernelCache& kernel_cache() {
   return *cache;
 }
 
-std::string op_of(const passes::Kernel& kernel) {
+std::string op_of(const plan::Kernel& kernel) {
   return std::string(ir::op_name(kernel.nodes.back()->op));
 }
 
@@ -123,7 +123,7 @@ uint64_t device_address(CudaDevice& device, int stream, const memory::Buffer& bu
 }  // namespace
 
 std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
-    const passes::Kernel& kernel, std::span<const memory::Buffer* const> inputs, int device_index,
+    const plan::Kernel& kernel, std::span<const memory::Buffer* const> inputs, int device_index,
     int stream, const std::string& cache_directory, CudaKernelReport& report, bool dump) {
   const std::string op = op_of(kernel);
   CudaDevice& device = cuda_device(device_index);
@@ -150,8 +150,7 @@ std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
     }
     // x @ x reads one input twice: find each operand among the kernel's inputs.
     const auto operand = [&](int i) {
-      return buffers[static_cast<size_t>(
-          codegen::position_of(kernel.inputs, node.inputs[i].get()))];
+      return buffers[static_cast<size_t>(plan::position_of(kernel.inputs, node.inputs[i].get()))];
     };
     cublas_matmul(device, stream, node, operand(0), operand(1), buffers[kernel.inputs.size()]);
     mark_written(device, stream, output_memory);
@@ -161,7 +160,7 @@ std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
   const LoadedKernel& loaded =
       kernel_cache().find_or_compile(device, kernel, cache_directory, report, dump);
   const CUstream cuda_stream = device.stream(stream);
-  const std::vector<uint64_t> scalars = codegen::kernel_scalars(kernel);
+  const std::vector<uint64_t> scalars = plan::kernel_scalars(kernel);
   std::unique_ptr<CudaMemory> workspace;
   int64_t partial_blocks = 0;
   const int multiprocessors = device.properties().multiprocessors;

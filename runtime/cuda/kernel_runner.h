@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "memory/buffer.h"
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::runtime::cuda {
 
@@ -36,7 +36,7 @@ struct CudaKernelReport {
 /// another device) is read through the copy its buffer keeps on this device. A kernel not in
 /// memory is loaded from `cache_directory` (empty: none) or compiled and stored there.
 std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
-    const passes::Kernel& kernel, std::span<const memory::Buffer* const> inputs, int device,
+    const plan::Kernel& kernel, std::span<const memory::Buffer* const> inputs, int device,
     int stream, const std::string& cache_directory, CudaKernelReport& report, bool dump);
 
 }  // namespace lz::runtime::cuda

@@ -19,11 +19,11 @@
 #include "codegen/cuda/nvrtc.h"
 #include "codegen/cuda/preamble.h"
 #include "codegen/cuda/source.h"
-#include "codegen/kernel_signature.h"
-#include "codegen/unsupported_kernel.h"
 #include "ir/graph.h"
-#include "passes/fusion_plan.h"
 #include "passes/pass.h"
+#include "plan/fusion_plan.h"
+#include "plan/kernel_signature.h"
+#include "plan/unsupported_kernel.h"
 #include "tests/codegen/cuda_test_kernels.h"
 #include "tests/codegen/real_nvrtc.h"
 #include "tests/passes/graph_generator.h"
@@ -55,14 +55,14 @@ constexpr const char* kArch = "sm_90";
 class KernelBatch {
  public:
   /// Generates every compilable kernel of `kernels`; `what` names them in failures.
-  void add(const std::vector<lz::passes::Kernel>& kernels, const std::string& what) {
-    for (const lz::passes::Kernel& kernel : kernels) {
+  void add(const std::vector<lz::plan::Kernel>& kernels, const std::string& what) {
+    for (const lz::plan::Kernel& kernel : kernels) {
       if (!lz::codegen::cuda::is_cuda_compilable(kernel)) continue;
       const std::string name = "lz_k" + std::to_string(sources_.size());
       try {
         sources_.push_back(lz::codegen::cuda::generate_cuda_source(kernel, name));
         labels_.push_back(what);
-      } catch (const lz::codegen::UnsupportedKernel& unsupported) {
+      } catch (const lz::plan::UnsupportedKernel& unsupported) {
         unsupported_.push_back(what + ": " + unsupported.what());
       } catch (const lz::Error& error) {
         ADD_FAILURE() << what << ": generation failed: " << error.what();
@@ -225,7 +225,7 @@ TEST(CudaCodegenTest, ReductionsToOneValueSplitIntoPartialAndFinishEntries) {
   // The big ones did split: Partial, Finish and (for y - mean(y)) Broadcast entries.
   const lz::Tensor big = lz::reshape(data({200003}, lz::float32), {200003, 1});
   int partial = 0, finish = 0, broadcast = 0;
-  for (const lz::passes::Kernel& kernel : kernels_of({big - lz::mean(big)})) {
+  for (const lz::plan::Kernel& kernel : kernels_of({big - lz::mean(big)})) {
     for (const auto& entry : lz::codegen::cuda::generate_cuda_source(kernel, "k").entries) {
       partial += entry.kind == lz::codegen::cuda::CudaEntry::Kind::Partial;
       finish += entry.kind == lz::codegen::cuda::CudaEntry::Kind::Finish;
@@ -289,7 +289,7 @@ TEST(CudaCodegenTest, ViewsNaNsTailsAndGeneratedLeavesCompile) {
 
 /// The PTX of the one kernel computing `output`, compiled alone.
 std::string ptx_of(const lz::Tensor& output) {
-  const std::vector<lz::passes::Kernel> kernels = kernels_of({output});
+  const std::vector<lz::plan::Kernel> kernels = kernels_of({output});
   EXPECT_EQ(kernels.size(), 1u);
   const CudaKernelSource source = lz::codegen::cuda::generate_cuda_source(kernels.back(), "lz_k");
   return lz::codegen::cuda::compile_cuda(source.translation_unit(), kArch, /*want_ptx=*/true).ptx;
@@ -326,7 +326,7 @@ TEST(CudaCodegenTest, ABlockPerRowAsksForFullOccupancy) {
   // registers a thread unbounded, which left 5 blocks resident.
   const lz::Tensor x = data({4, 8192}, lz::float32);
   const lz::Tensor e = lz::exp(x - lz::max(x, {1}, true));
-  const std::vector<lz::passes::Kernel> kernels = kernels_of({e / lz::sum(e, {1}, true)});
+  const std::vector<lz::plan::Kernel> kernels = kernels_of({e / lz::sum(e, {1}, true)});
   ASSERT_EQ(kernels.size(), 1u);
   const CudaKernelSource source = lz::codegen::cuda::generate_cuda_source(kernels.back(), "lz_k");
   const std::string ptx =
@@ -340,7 +340,7 @@ TEST(CudaCodegenTest, ABlockPerRowAsksForFullOccupancy) {
 TEST(CudaCodegenTest, ABlockPerRowStagesTheRowItReadsAgainInSharedMemory) {
   // Softmax reads x in three passes (max, sum of exp, divide): the first keeps the block's row.
   const lz::Tensor x = data({4, 8192}, lz::float32);
-  const std::vector<lz::passes::Kernel> kernels = kernels_of({lz::softmax(x, 1)});
+  const std::vector<lz::plan::Kernel> kernels = kernels_of({lz::softmax(x, 1)});
   ASSERT_EQ(kernels.size(), 1u);
   const std::string staged =
       lz::codegen::cuda::generate_cuda_source(kernels[0], "lz_k").definitions;
@@ -370,7 +370,7 @@ TEST(CudaCodegenTest, ThePreambleCompilesTheReferenceRandomNumbers) {
 
 TEST(CudaCodegenTest, MatmulIsLeftToCublas) {
   const lz::Tensor product = lz::matmul(data({3, 4}, lz::float32), data({4, 2}, lz::float32));
-  const std::vector<lz::passes::Kernel> kernels = kernels_of({product});
+  const std::vector<lz::plan::Kernel> kernels = kernels_of({product});
   ASSERT_EQ(kernels.size(), 1u);
   EXPECT_FALSE(lz::codegen::cuda::is_cuda_compilable(kernels[0]));
 }
@@ -425,10 +425,10 @@ TEST(CudaCodegenTest, UnsupportedArchitectureFallsBackToPtx) {
 
 TEST(CudaCodegenTest, SourceDependsOnlyOnTheKernelKey) {
   const auto generate = [](const lz::Tensor& output) {
-    const std::vector<lz::passes::Kernel> kernels = kernels_of({output});
+    const std::vector<lz::plan::Kernel> kernels = kernels_of({output});
     EXPECT_EQ(kernels.size(), 1u);
     return std::pair{lz::codegen::cuda::generate_cuda_source(kernels.back(), "k").definitions,
-                     lz::codegen::kernel_scalars(kernels.back())};
+                     lz::plan::kernel_scalars(kernels.back())};
   };
   // A flat kernel: new sizes, scalars and seeds, same text.
   const auto flat = [](int64_t n, double scale, uint64_t seed) {

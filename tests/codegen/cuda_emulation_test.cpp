@@ -29,12 +29,12 @@
 
 #include "codegen/cuda/preamble.h"
 #include "codegen/cuda/source.h"
-#include "codegen/kernel_signature.h"
-#include "codegen/unsupported_kernel.h"
 #include "ir/graph.h"
 #include "memory/buffer.h"
-#include "passes/fusion_plan.h"
 #include "passes/pass.h"
+#include "plan/fusion_plan.h"
+#include "plan/kernel_signature.h"
+#include "plan/unsupported_kernel.h"
 #include "reference/differential_check.h"
 #include "reference/interpreter.h"
 #include "runtime/cuda/launch_config.h"
@@ -66,12 +66,12 @@ constexpr uint64_t kMaxUlps = 4;
 
 /// The interpreter's value of every node of `kernels`, computed kernel after kernel.
 std::unordered_map<const lz::ir::Node*, std::shared_ptr<Buffer>> interpret_kernels(
-    const std::vector<lz::passes::Kernel>& kernels) {
+    const std::vector<lz::plan::Kernel>& kernels) {
   std::unordered_map<const lz::ir::Node*, std::shared_ptr<Buffer>> values;
   const auto value_of = [&](const lz::ir::Node* node) {
     return node->is_evaluated() ? node->buffer : values.at(node);
   };
-  for (const lz::passes::Kernel& kernel : kernels) {
+  for (const lz::plan::Kernel& kernel : kernels) {
     for (const lz::ir::NodePtr& node : kernel.nodes) {
       if (node->is_evaluated()) continue;
       std::vector<const Buffer*> inputs;
@@ -204,7 +204,7 @@ std::string compare(const Buffer& expected, const void* actual, const lz::Shape&
 }
 
 /// Whether `kernel` sums floats, which the generated code does in another order.
-bool sums_floats(const lz::passes::Kernel& kernel) {
+bool sums_floats(const lz::plan::Kernel& kernel) {
   return std::any_of(kernel.nodes.begin(), kernel.nodes.end(), [](const lz::ir::NodePtr& node) {
     return node->op == lz::ir::Op::Sum && lz::is_floating(node->inputs[0]->dtype);
   });
@@ -235,7 +235,7 @@ std::string host_compiler_problem() {
 struct KernelCase {
   std::string label;
   std::string name;  // its entries' symbols start with it
-  lz::passes::Kernel kernel;
+  lz::plan::Kernel kernel;
   CudaKernelSource source;
   std::vector<std::shared_ptr<Buffer>> inputs;
   std::vector<std::shared_ptr<Buffer>> expected;
@@ -258,14 +258,14 @@ class EmulationBatch {
   EmulationBatch& operator=(const EmulationBatch&) = delete;
 
   /// Generates every compilable kernel of `kernels`; `what` names them in failures.
-  void add(const std::vector<lz::passes::Kernel>& kernels, const std::string& what) {
+  void add(const std::vector<lz::plan::Kernel>& kernels, const std::string& what) {
     const auto values = interpret_kernels(kernels);
-    for (const lz::passes::Kernel& kernel : kernels) {
+    for (const lz::plan::Kernel& kernel : kernels) {
       if (!lz::codegen::cuda::is_cuda_compilable(kernel)) continue;
       KernelCase added{what, "lz_k" + std::to_string(cases_.size()), kernel, {}, {}, {}};
       try {
         added.source = lz::codegen::cuda::generate_cuda_source(kernel, added.name);
-      } catch (const lz::codegen::UnsupportedKernel&) {
+      } catch (const lz::plan::UnsupportedKernel&) {
         continue;  // the CPU lowering refuses it too; cuda_codegen_test.cpp lists them
       } catch (const lz::Error& error) {
         ADD_FAILURE() << what << ": generation failed: " << error.what();
@@ -348,7 +348,7 @@ class EmulationBatch {
     if (entry.uses_workspace)
       argument("reinterpret_cast<unsigned long long*>(arguments->workspace)");
     argument("arguments->count");
-    const size_t scalars = lz::codegen::kernel_scalars(c.kernel).size();
+    const size_t scalars = lz::plan::kernel_scalars(c.kernel).size();
     for (size_t s = 0; s < scalars; ++s) argument("arguments->scalars[" + std::to_string(s) + "]");
     return "extern \"C\" void " + entry.symbol +
            "_thread(const lz::cuda_emulation::ThreadState* thread, "
@@ -400,7 +400,7 @@ class EmulationBatch {
       memory.emplace_back(output->size() * lz::dtype_size(output->dtype));
       buffers.push_back(memory.back().data());
     }
-    const std::vector<uint64_t> scalars = lz::codegen::kernel_scalars(c.kernel);
+    const std::vector<uint64_t> scalars = lz::plan::kernel_scalars(c.kernel);
     std::unique_ptr<AlignedMemory> workspace;
     int64_t partial_blocks = 0;
     for (const CudaEntry& entry : c.source.entries) {
@@ -623,7 +623,7 @@ TEST(CudaEmulationTest, ChainedReductionStagesMatchTheInterpreter) {
   SKIP_WITHOUT_HOST_COMPILER();
   EmulationBatch batch;
   const auto add_one_kernel = [&](const std::vector<lz::Tensor>& outputs, const std::string& what) {
-    const std::vector<lz::passes::Kernel> kernels = kernels_of(outputs);
+    const std::vector<lz::plan::Kernel> kernels = kernels_of(outputs);
     EXPECT_EQ(kernels.size(), 1u) << what << ": the stages did not fuse into one kernel";
     batch.add(kernels, what);
   };

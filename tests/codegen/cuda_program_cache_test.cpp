@@ -45,9 +45,9 @@ class CudaProgramCacheTest : public ::testing::Test {
 
   /// The one fused kernel of y = sqrt(x * scale + 1) over n float32 elements (a flat kernel:
   /// the size and the scale are launch arguments, not part of its code).
-  static lz::passes::Kernel kernel(int64_t n, double scale) {
+  static lz::plan::Kernel kernel(int64_t n, double scale) {
     const lz::Tensor x = lz::arange(0, static_cast<double>(n), 1, lz::float32);
-    std::vector<lz::passes::Kernel> kernels =
+    std::vector<lz::plan::Kernel> kernels =
         lz::codegen::test::kernels_of({lz::sqrt(x * scale + 1.0)});
     EXPECT_EQ(kernels.size(), 1u);
     return kernels.back();
@@ -65,7 +65,7 @@ class CudaProgramCacheTest : public ::testing::Test {
 };
 
 TEST_F(CudaProgramCacheTest, ASecondLookupLoadsTheCubinFromDisk) {
-  const lz::passes::Kernel first_kernel = kernel(1000, 2.0);
+  const lz::plan::Kernel first_kernel = kernel(1000, 2.0);
   lz::reset_stats();
   const CudaProgram compiled = find_or_compile_program(first_kernel, "sm_90", directory_);
   EXPECT_FALSE(compiled.from_disk);
@@ -86,7 +86,7 @@ TEST_F(CudaProgramCacheTest, ASecondLookupLoadsTheCubinFromDisk) {
 }
 
 TEST_F(CudaProgramCacheTest, AnotherArchitectureCompilesAgain) {
-  const lz::passes::Kernel same = kernel(1000, 2.0);
+  const lz::plan::Kernel same = kernel(1000, 2.0);
   const CudaProgram hopper = find_or_compile_program(same, "sm_90", directory_);
   const CudaProgram ampere = find_or_compile_program(same, "sm_80", directory_);
   EXPECT_FALSE(ampere.from_disk);
@@ -96,7 +96,7 @@ TEST_F(CudaProgramCacheTest, AnotherArchitectureCompilesAgain) {
 }
 
 TEST_F(CudaProgramCacheTest, PtxForAnUnknownArchitectureIsStoredAsPtx) {
-  const lz::passes::Kernel same = kernel(1000, 2.0);
+  const lz::plan::Kernel same = kernel(1000, 2.0);
   const CudaProgram compiled = find_or_compile_program(same, "sm_999", directory_);
   ASSERT_TRUE(compiled.is_ptx);
   ASSERT_FALSE(compiled.image.empty());
@@ -108,7 +108,7 @@ TEST_F(CudaProgramCacheTest, PtxForAnUnknownArchitectureIsStoredAsPtx) {
 }
 
 TEST_F(CudaProgramCacheTest, ADamagedEntryIsCompiledAgain) {
-  const lz::passes::Kernel same = kernel(1000, 2.0);
+  const lz::plan::Kernel same = kernel(1000, 2.0);
   const CudaProgram compiled = find_or_compile_program(same, "sm_90", directory_);
   ASSERT_EQ(entries().size(), 1u);
   std::ofstream(entries()[0], std::ios::binary | std::ios::trunc) << "not a cache entry";
@@ -122,7 +122,7 @@ TEST_F(CudaProgramCacheTest, ADamagedEntryIsCompiledAgain) {
 }
 
 TEST_F(CudaProgramCacheTest, NoDirectoryMeansNoDiskCache) {
-  const lz::passes::Kernel same = kernel(1000, 2.0);
+  const lz::plan::Kernel same = kernel(1000, 2.0);
   EXPECT_FALSE(find_or_compile_program(same, "sm_90", "").from_disk);
   EXPECT_FALSE(find_or_compile_program(same, "sm_90", "").from_disk);
   EXPECT_TRUE(entries().empty());

@@ -9,22 +9,22 @@
 
 #include "ir/clone.h"
 #include "ir/graph.h"
-#include "passes/fusion_plan.h"
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::codegen::test {
 
 /// The fused kernels of `graph` after the default pipeline (the nodes stay alive with them).
-inline std::vector<passes::Kernel> kernels_of_graph(const ir::Graph& graph,
-                                                    passes::PassOptions options = {}) {
+inline std::vector<plan::Kernel> kernels_of_graph(const ir::Graph& graph,
+                                                  passes::PassOptions options = {}) {
   passes::PassContext context(ir::clone_graph(graph), options);
   passes::PassManager().run(context);
   return context.fusion->kernels;
 }
 
 /// The fused kernels computing `outputs`, recorded through the public API and not evaluated.
-inline std::vector<passes::Kernel> kernels_of(const std::vector<Tensor>& outputs) {
+inline std::vector<plan::Kernel> kernels_of(const std::vector<Tensor>& outputs) {
   std::vector<ir::NodePtr> nodes;
   for (const Tensor& output : outputs) nodes.push_back(output.node());
   return kernels_of_graph(ir::Graph::collect(nodes));

@@ -16,8 +16,8 @@
 #include "ir/graph.h"
 #include "ir/parser.h"
 #include "ir/printer.h"
-#include "passes/fusion_plan.h"
 #include "passes/pass.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::passes {
 namespace {
@@ -37,7 +37,8 @@ bool is_leaf(const Node& node) { return node.op == Op::Data || node.is_evaluated
 // - every graph output is a data leaf or some kernel's output;
 // - the refusals are exactly the producer -> consumer edges crossing kernels, each with a reason;
 // - kernels stay within the bounds (a single node over the input bound cannot be split).
-void expect_valid_plan(const Graph& graph, const FusionPlan& plan, const PassOptions& options) {
+void expect_valid_plan(const Graph& graph, const plan::FusionPlan& plan,
+                       const PassOptions& options) {
   const auto positions = graph.index();
   const auto position = [&](const NodePtr& node) {
     const auto found = positions.find(node.get());
@@ -46,7 +47,7 @@ void expect_valid_plan(const Graph& graph, const FusionPlan& plan, const PassOpt
   };
   std::vector<int> kernel_of(graph.nodes.size(), -1);
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
-    const Kernel& kernel = plan.kernels[k];
+    const plan::Kernel& kernel = plan.kernels[k];
     EXPECT_EQ(kernel.id, static_cast<int>(k));
     EXPECT_FALSE(kernel.nodes.empty()) << "kernel " << k << " is empty";
     int64_t previous = -1;
@@ -88,7 +89,7 @@ void expect_valid_plan(const Graph& graph, const FusionPlan& plan, const PassOpt
     }
   }
   for (size_t k = 0; k < plan.kernels.size(); ++k) {
-    const Kernel& kernel = plan.kernels[k];
+    const plan::Kernel& kernel = plan.kernels[k];
     std::set<int64_t> inputs;
     for (const NodePtr& input : kernel.inputs) {
       EXPECT_TRUE(inputs.insert(position(input)).second) << "kernel " << k << " repeats an input";
@@ -113,7 +114,7 @@ void expect_valid_plan(const Graph& graph, const FusionPlan& plan, const PassOpt
   }
 
   std::set<std::pair<int64_t, int64_t>> refused;
-  for (const FusionRefusal& refusal : plan.refusals) {
+  for (const plan::FusionRefusal& refusal : plan.refusals) {
     const std::pair edge{position(refusal.producer), position(refusal.consumer)};
     EXPECT_TRUE(refused.insert(edge).second)
         << "edge %" << edge.first << " -> %" << edge.second << " is refused twice";
@@ -122,7 +123,7 @@ void expect_valid_plan(const Graph& graph, const FusionPlan& plan, const PassOpt
   EXPECT_EQ(refused, crossing) << "every edge between kernels needs exactly one refusal";
 }
 
-FusionPlan fuse(const Graph& graph, const PassOptions& options = {}) {
+plan::FusionPlan fuse(const Graph& graph, const PassOptions& options = {}) {
   PassContext context(graph, options);
   make_pass("fuse")->run(context);
   EXPECT_NE(context.fusion, nullptr);
@@ -142,9 +143,9 @@ std::vector<int64_t> positions_of(const Graph& graph, const std::vector<NodePtr>
 }
 
 // The reason given for the edge %producer -> %consumer, or "" if it was not refused.
-std::string reason_for(const Graph& graph, const FusionPlan& plan, int64_t producer,
+std::string reason_for(const Graph& graph, const plan::FusionPlan& plan, int64_t producer,
                        int64_t consumer) {
-  for (const FusionRefusal& refusal : plan.refusals) {
+  for (const plan::FusionRefusal& refusal : plan.refusals) {
     if (refusal.producer == graph.nodes[producer] && refusal.consumer == graph.nodes[consumer]) {
       return refusal.reason;
     }
@@ -177,7 +178,7 @@ TEST(FusionTest, ChainOfSevenElementwiseOpsIsOneKernel) {
     %7 = tanh(%6) : f32[3,4]
     return %7
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 1u);
   EXPECT_EQ(plan.kernels[0].nodes.size(), 7u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].inputs), (std::vector<int64_t>{0, 1}));
@@ -200,7 +201,7 @@ TEST(FusionTest, BroadcastingChainWithConstantsIsOneKernel) {
     %8 = sqrt(%7) : f32[12]
     return %8
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 1u);
   // The 0-d full is a parameter inside the kernel, not an input.
   EXPECT_EQ(positions_of(graph, plan.kernels[0].inputs), (std::vector<int64_t>{0, 1}));
@@ -216,7 +217,7 @@ TEST(FusionTest, SumOfElementwiseExpressionIsOneKernel) {
     %total = sum(%abc) {axes=[0,1], keepdims=false} : f32[]
     return %total
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 1u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{5}));
 }
@@ -229,14 +230,14 @@ TEST(FusionTest, MeanIsOneKernelWithItsDivideAsEpilogue) {
     %mean = div(%total, %n) : f32[8]
     return %mean
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 1u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{3}));
 }
 
 TEST(FusionTest, SoftmaxOverLastAxisIsOneKernelInTwoStages) {
   const Graph graph = parse(kSoftmax);
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 1u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{1, 2, 3, 4, 5}));
   // Only the input is read and only the result written: not even the row maxima cross.
@@ -258,7 +259,7 @@ TEST(FusionTest, SoftmaxWithoutKeepdimsIsOneKernel) {
     %y = div(%e, %total_column) : f32[8,16]
     return %y
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   EXPECT_EQ(plan.kernels.size(), 1u);
 }
 
@@ -272,7 +273,7 @@ TEST(FusionTest, ReductionsToOneValueDoNotChain) {
     %y = div(%e, %total) : f32[1,64]
     return %y
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 2u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{1}));
   EXPECT_EQ(reason_for(graph, plan, 1, 2),
@@ -289,7 +290,7 @@ TEST(FusionTest, CenteringByTheMeanDoesNotMaterializeTheBroadcast) {
     %centred = sub(%x, %mean) : f32[8,16]
     return %centred
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 1u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{4}));
 }
@@ -314,7 +315,7 @@ TEST(FusionTest, LayerNormIsOneKernelWritingOnlyItsResult) {
     %y = add(%scaled, %beta) : f32[8,16]
     return %y
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 1u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{15}));
   EXPECT_TRUE(plan.refusals.empty());
@@ -330,7 +331,7 @@ TEST(FusionTest, MatmulIsAloneAndItsBiasAndReluAreOneKernel) {
     %y = relu(%biased) : f32[4,16]
     return %y
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 2u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{3}));
   EXPECT_EQ(positions_of(graph, plan.kernels[1].nodes), (std::vector<int64_t>{4, 5}));
@@ -345,7 +346,7 @@ TEST(FusionTest, ElementwiseProducerOfMatmulIsNotFusedIntoIt) {
     %product = matmul(%activated, %w) : f32[4,16]
     return %product
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 2u);
   EXPECT_EQ(reason_for(graph, plan, 2, 3), "consumer is a matmul, which runs as its own kernel");
 }
@@ -360,7 +361,7 @@ TEST(FusionTest, UserHeldIntermediateIsWrittenOutByItsKernelAndComputedOnce) {
     %5 = cos(%4) : f32[3,4]
     return %5, %held
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 1u);
   EXPECT_EQ(plan.kernels[0].nodes.size(), 5u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{3, 5}));
@@ -375,7 +376,7 @@ TEST(FusionTest, ReductionsOverDifferentAxesOfOneInputAreSeparateKernels) {
     %rows = sum(%x) {axes=[1], keepdims=false} : f32[3]
     return %columns, %rows
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 2u);
   // The shared product is computed once, in the first kernel, and written out for the second.
   EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
@@ -392,7 +393,7 @@ TEST(FusionTest, ReductionsOverOtherAxesDoNotChain) {
     %row_total = sum(%rows) {axes=[0], keepdims=false} : f32[1]
     return %columns, %row_total
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   EXPECT_EQ(plan.kernels.size(), 3u);
   EXPECT_EQ(reason_for(graph, plan, 1, 2), "consumer feeds a reduction over a different axis");
   EXPECT_NE(reason_for(graph, plan, 1, 4), "");
@@ -411,7 +412,7 @@ TEST(FusionTest, SideBySideReductionsOverTheSameAxesShareAKernel) {
     %variance = sub(%mean_square, %mean_squared) : f32[8]
     return %variance
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   EXPECT_EQ(plan.kernels.size(), 1u);
 }
 
@@ -423,7 +424,7 @@ TEST(FusionTest, TransposedReductionResultEndsTheKernelAtTheReduction) {
     %y = exp(%flipped) : f32[3,2]
     return %y
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 2u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{1}));
   EXPECT_EQ(reason_for(graph, plan, 1, 2),
@@ -435,10 +436,11 @@ TEST(FusionTest, FusionOffGivesOneKernelPerOp) {
   const Graph graph = parse(kSoftmax);
   PassOptions options;
   options.fusion = false;
-  const FusionPlan plan = fuse(graph, options);
+  const plan::FusionPlan plan = fuse(graph, options);
   EXPECT_EQ(plan.kernels.size(), 5u);
   ASSERT_FALSE(plan.refusals.empty());
-  for (const FusionRefusal& refusal : plan.refusals) EXPECT_EQ(refusal.reason, "fusion is off");
+  for (const plan::FusionRefusal& refusal : plan.refusals)
+    EXPECT_EQ(refusal.reason, "fusion is off");
 }
 
 // A chain of `length` dependent adds of one data leaf, built directly (parsing would dominate).
@@ -461,9 +463,9 @@ Graph chain_of_adds(int length) {
 
 TEST(FusionTest, LongChainIsSplitIntoKernelsWithinTheOpBound) {
   const Graph graph = chain_of_adds(10000);
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   EXPECT_EQ(plan.kernels.size(), (10000u + 63) / 64);
-  for (const Kernel& kernel : plan.kernels) EXPECT_LE(kernel.nodes.size(), 64u);
+  for (const plan::Kernel& kernel : plan.kernels) EXPECT_LE(kernel.nodes.size(), 64u);
   ASSERT_FALSE(plan.refusals.empty());
   EXPECT_EQ(plan.refusals[0].reason, "kernel reached 64 ops");
 }
@@ -472,7 +474,7 @@ TEST(FusionTest, HundredThousandNodesFuse) {
   const Graph graph = chain_of_adds(100000);
   PassOptions options;
   options.max_kernel_ops = 1000;
-  const FusionPlan plan = fuse(graph, options);
+  const plan::FusionPlan plan = fuse(graph, options);
   EXPECT_EQ(plan.kernels.size(), 100u);
 }
 
@@ -486,11 +488,11 @@ TEST(FusionTest, KernelReadingTooManyInputsIsSplit) {
   }
   text += "return %s38\n";
   const Graph graph = parse(text);
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   EXPECT_GE(plan.kernels.size(), 3u);
-  for (const Kernel& kernel : plan.kernels) EXPECT_LE(kernel.inputs.size(), 16u);
+  for (const plan::Kernel& kernel : plan.kernels) EXPECT_LE(kernel.inputs.size(), 16u);
   bool input_bound_named = false;
-  for (const FusionRefusal& refusal : plan.refusals) {
+  for (const plan::FusionRefusal& refusal : plan.refusals) {
     input_bound_named = input_bound_named || refusal.reason == "kernel reached 16 inputs";
   }
   EXPECT_TRUE(input_bound_named);
@@ -505,7 +507,7 @@ TEST(FusionTest, ConstantSharedByManyKernelsIsComputedOnce) {
   }
   text += "return %a199\n";
   const Graph graph = parse(text);
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   EXPECT_EQ(plan.kernels.size(), 4u);
   EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes).front(), 1);
 }
@@ -606,7 +608,7 @@ TEST(FusionTest, RandomGraphsGivePlansThatKeepEveryInvariant) {
     PassOptions unfused;
     unfused.fusion = false;
     for (const PassOptions& options : {PassOptions{}, small_kernels, unfused}) {
-      const FusionPlan plan = fuse(graph, options);
+      const plan::FusionPlan plan = fuse(graph, options);
       if (HasFailure()) {
         ADD_FAILURE() << ir::print_graph(graph) << print_fusion_plan(plan, graph);
         return;
@@ -625,7 +627,7 @@ TEST(FusionTest, PrintedPlanShowsKernelsAndReasons) {
     %5 = exp(%4) : f32[3]
     return %3, %5
   )");
-  const FusionPlan plan = fuse(graph);
+  const plan::FusionPlan plan = fuse(graph);
   EXPECT_EQ(print_fusion_plan(plan, graph),
             "kernel 0 (2 ops, inputs %0 %1, outputs %2 %3):\n"
             "  %2 = mul(%0, %1) : f32[3,4]\n"

@@ -12,10 +12,10 @@
 
 #include "ir/parser.h"
 #include "lazuli/error.h"
-#include "passes/fusion_plan.h"
-#include "passes/memory_plan.h"
 #include "passes/pass.h"
-#include "passes/schedule.h"
+#include "plan/fusion_plan.h"
+#include "plan/memory_plan.h"
+#include "plan/schedule.h"
 #include "plan_builder.h"
 
 namespace lz::passes {
@@ -33,9 +33,9 @@ int64_t bytes_of(const ir::Node& node) { return node.size() * dtype_size(node.dt
 //   see the buffer change under them.
 void expect_valid_memory_plan(const PassContext& context) {
   ASSERT_TRUE(context.fusion && context.schedule && context.memory);
-  const FusionPlan& plan = *context.fusion;
-  const Schedule& schedule = *context.schedule;
-  const MemoryPlan& memory = *context.memory;
+  const plan::FusionPlan& plan = *context.fusion;
+  const plan::Schedule& schedule = *context.schedule;
+  const plan::MemoryPlan& memory = *context.memory;
   const int count = static_cast<int>(plan.kernels.size());
 
   std::unordered_set<const ir::Node*> graph_outputs;
@@ -147,7 +147,7 @@ TEST(MemoryPlanningTest, ChainOfFiveElementwiseIntermediatesUpdatesOneBufferInPl
     return %6
   )",
                                               {{1}, {2}, {3}, {4}, {5}, {6}});
-  const MemoryPlan& memory = *context.memory;
+  const plan::MemoryPlan& memory = *context.memory;
   EXPECT_EQ(memory.buffer_bytes, (std::vector<int64_t>{64}));
   ASSERT_EQ(memory.assignments.size(), 5u);
   for (size_t i = 0; i < 5; ++i) EXPECT_EQ(memory.assignments[i].in_place, i > 0) << i;
@@ -168,7 +168,7 @@ TEST(MemoryPlanningTest, ChainOfFiveTransposesPingPongsBetweenTwoBuffers) {
     return %6
   )",
                                               {{1}, {2}, {3}, {4}, {5}, {6}});
-  const MemoryPlan& memory = *context.memory;
+  const plan::MemoryPlan& memory = *context.memory;
   EXPECT_EQ(memory.buffer_bytes, (std::vector<int64_t>{64, 64}));
   EXPECT_EQ(buffers_by_node(context), (std::vector<int>{-1, 0, 1, 0, 1, 0, -1}));
   for (const auto& assignment : memory.assignments) EXPECT_FALSE(assignment.in_place);
@@ -273,7 +273,7 @@ TEST(MemoryPlanningTest, ReuseWaitsForReadersOnOtherStreams) {
     return %o, %z
   )",
                                               {{2}, {3}, {4}, {5}, {6}, {7}, {8}});
-  const Schedule& schedule = *context.schedule;
+  const plan::Schedule& schedule = *context.schedule;
   ASSERT_EQ(schedule.stream, (std::vector<int>{0, 1, 0, 1, 0, 1, 1}));
   ASSERT_TRUE(schedule.waits.empty());
   //                                             x   y  a  p  b  q  o   r  z
@@ -317,7 +317,7 @@ TEST(MemoryPlanningTest, PrintsInPlaceUpdates) {
 TEST(MemoryPlanningTest, MissingScheduleIsAClearError) {
   ir::Graph graph =
       ir::parse_graph("%0 = data() : f32[2]\n%1 = exp(%0) : f32[2]\nreturn %1\n").graph;
-  auto plan = std::make_unique<FusionPlan>(test::plan_of(graph, {{1}}));
+  auto plan = std::make_unique<plan::FusionPlan>(test::plan_of(graph, {{1}}));
   PassContext context(std::move(graph));
   context.fusion = std::move(plan);
   try {
@@ -331,7 +331,7 @@ TEST(MemoryPlanningTest, MissingScheduleIsAClearError) {
 
 TEST(MemoryPlanningTest, ScheduleOfAnotherPlanIsAClearError) {
   PassContext context = test::run_schedule(kDiamond, {{1}, {2}, {3}, {4}});
-  context.fusion = std::make_unique<FusionPlan>(test::plan_of(context.graph, {{1, 2, 3, 4}}));
+  context.fusion = std::make_unique<plan::FusionPlan>(test::plan_of(context.graph, {{1, 2, 3, 4}}));
   try {
     make_memory_planning()->run(context);
     FAIL() << "expected lz::Error";

@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "ir/graph.h"
-#include "passes/fusion_plan.h"
 #include "passes/pass.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::passes::test {
 
 /// The plan whose kernel k computes the nodes at positions groups[k] of `graph`.
-FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& groups);
+plan::FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& groups);
 
 /// Parses `ir`, makes the plan of `groups` and runs the schedule pass over `streams` streams.
 PassContext run_schedule(const std::string& ir, const std::vector<std::vector<int>>& groups,

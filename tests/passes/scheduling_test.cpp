@@ -10,9 +10,9 @@
 
 #include "ir/parser.h"
 #include "lazuli/error.h"
-#include "passes/fusion_plan.h"
 #include "passes/pass.h"
-#include "passes/schedule.h"
+#include "plan/fusion_plan.h"
+#include "plan/schedule.h"
 #include "plan_builder.h"
 
 namespace lz::passes::test {
@@ -20,9 +20,9 @@ namespace lz::passes::test {
 // Shared with memory_planning_test.cpp, which declares them.
 
 // A fusion plan whose kernel k computes the nodes at positions groups[k] of `graph`. Inputs and
-// outputs follow FusionPlan's definition: a kernel reads what its nodes use from outside, and
+// outputs follow plan::FusionPlan's definition: a kernel reads what its nodes use from outside, and
 // writes out what another kernel reads or the graph returns.
-FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& groups) {
+plan::FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& groups) {
   std::unordered_map<const ir::Node*, int> kernel_of;
   for (int k = 0; k < static_cast<int>(groups.size()); ++k) {
     for (const int position : groups[k]) kernel_of[graph.nodes[position].get()] = k;
@@ -39,9 +39,9 @@ FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& 
     }
   }
   for (const auto& output : graph.outputs) read_outside.insert(output.get());
-  FusionPlan plan;
+  plan::FusionPlan plan;
   for (int k = 0; k < static_cast<int>(groups.size()); ++k) {
-    Kernel kernel;
+    plan::Kernel kernel;
     kernel.id = k;
     for (const int position : groups[k]) {
       const ir::NodePtr& node = graph.nodes[position];
@@ -64,7 +64,7 @@ FusionPlan plan_of(const ir::Graph& graph, const std::vector<std::vector<int>>& 
 PassContext run_schedule(const std::string& ir, const std::vector<std::vector<int>>& groups,
                          int streams) {
   ir::Graph graph = ir::parse_graph(ir).graph;
-  auto plan = std::make_unique<FusionPlan>(plan_of(graph, groups));
+  auto plan = std::make_unique<plan::FusionPlan>(plan_of(graph, groups));
   PassOptions options;
   options.streams = streams;
   PassContext context(std::move(graph), options);
@@ -80,7 +80,7 @@ namespace {
 
 using test::run_schedule;
 
-std::vector<std::set<int>> producers_by_kernel(const FusionPlan& plan) {
+std::vector<std::set<int>> producers_by_kernel(const plan::FusionPlan& plan) {
   std::unordered_map<const ir::Node*, int> writer;
   for (int k = 0; k < static_cast<int>(plan.kernels.size()); ++k) {
     for (const auto& output : plan.kernels[k].outputs) writer[output.get()] = k;
@@ -112,7 +112,8 @@ std::vector<bool> ordered_before(const std::vector<std::vector<int>>& before,
 // What every schedule must satisfy, checked from the plan alone: the order is a topological
 // permutation, levels are longest producer chains, and the runtime's orderings (a stream's FIFO
 // order plus the waits) make every producer finish before its consumers start.
-void expect_valid_schedule(const FusionPlan& plan, const Schedule& schedule, int streams) {
+void expect_valid_schedule(const plan::FusionPlan& plan, const plan::Schedule& schedule,
+                           int streams) {
   const int count = static_cast<int>(plan.kernels.size());
   const auto producers = producers_by_kernel(plan);
   ASSERT_EQ(schedule.order.size(), static_cast<size_t>(count));
@@ -176,7 +177,7 @@ constexpr const char* kTwoChains = R"(
 
 TEST(SchedulingTest, IndependentSubgraphsGetDifferentStreams) {
   const PassContext context = run_schedule(kTwoChains, {{2}, {3}, {4}, {5}});
-  const Schedule& schedule = *context.schedule;
+  const plan::Schedule& schedule = *context.schedule;
   expect_valid_schedule(*context.fusion, schedule, 2);
   EXPECT_EQ(schedule.level, (std::vector<int>{0, 1, 0, 1}));
   EXPECT_NE(schedule.stream[0], schedule.stream[2]);
@@ -187,10 +188,10 @@ TEST(SchedulingTest, IndependentSubgraphsGetDifferentStreams) {
 }
 
 TEST(SchedulingTest, DependentKernelsAreOrderedEvenWhenListedConsumerFirst) {
-  // Kernels 0 and 2 consume kernels 1 and 3. FusionPlan promises producers first, but the order
-  // comes from the dependencies, not from the listing.
+  // Kernels 0 and 2 consume kernels 1 and 3. plan::FusionPlan promises producers first, but the
+  // order comes from the dependencies, not from the listing.
   const PassContext context = run_schedule(kTwoChains, {{3}, {2}, {5}, {4}});
-  const Schedule& schedule = *context.schedule;
+  const plan::Schedule& schedule = *context.schedule;
   expect_valid_schedule(*context.fusion, schedule, 2);
   EXPECT_EQ(schedule.order, (std::vector<int>{1, 3, 0, 2}));
   EXPECT_EQ(schedule.level, (std::vector<int>{1, 0, 1, 0}));
@@ -214,7 +215,7 @@ constexpr const char* kDiamond = R"(
 
 TEST(SchedulingTest, DiamondLevelsStreamsAndWaits) {
   const PassContext context = run_schedule(kDiamond, {{1}, {2}, {3}, {4}});
-  const Schedule& schedule = *context.schedule;
+  const plan::Schedule& schedule = *context.schedule;
   expect_valid_schedule(*context.fusion, schedule, 2);
   EXPECT_EQ(schedule.order, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_EQ(schedule.level, (std::vector<int>{0, 1, 1, 2}));
@@ -252,7 +253,7 @@ TEST(SchedulingTest, ChainStaysOnOneStreamWithoutWaits) {
     return %5
   )",
                                            {{1}, {2}, {3}, {4}, {5}}, 4);
-  const Schedule& schedule = *context.schedule;
+  const plan::Schedule& schedule = *context.schedule;
   expect_valid_schedule(*context.fusion, schedule, 4);
   EXPECT_EQ(schedule.order, (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(schedule.level, (std::vector<int>{0, 1, 2, 3, 4}));
@@ -282,7 +283,7 @@ TEST(SchedulingTest, LevelsAreLongestPathsInAHandCheckedDag) {
     return %f
   )",
                                            {{2}, {3}, {4}, {5}, {6}, {7}});
-  const Schedule& schedule = *context.schedule;
+  const plan::Schedule& schedule = *context.schedule;
   expect_valid_schedule(*context.fusion, schedule, 2);
   EXPECT_EQ(schedule.level, (std::vector<int>{0, 0, 1, 1, 2, 3}));
   EXPECT_EQ(schedule.order, (std::vector<int>{0, 1, 2, 3, 4, 5}));
@@ -303,7 +304,7 @@ TEST(SchedulingTest, FusedKernelsWithSeveralNodesAndOutputs) {
     return %c, %e
   )",
                                            {{1, 2}, {3}, {4, 5}});
-  const Schedule& schedule = *context.schedule;
+  const plan::Schedule& schedule = *context.schedule;
   ASSERT_EQ(context.fusion->kernels[0].outputs.size(), 2u);
   expect_valid_schedule(*context.fusion, schedule, 2);
   EXPECT_EQ(schedule.level, (std::vector<int>{0, 1, 1}));
@@ -351,7 +352,7 @@ TEST(SchedulingTest, WaitsImpliedByStreamOrderAreLeftOut) {
     return %c
   )",
                                            {{2}, {3}, {4}, {5}, {6}, {7, 8, 9, 10}});
-  const Schedule& schedule = *context.schedule;
+  const plan::Schedule& schedule = *context.schedule;
   expect_valid_schedule(*context.fusion, schedule, 2);
   EXPECT_EQ(schedule.level, (std::vector<int>{0, 0, 1, 1, 2, 3}));
   EXPECT_EQ(schedule.stream, (std::vector<int>{0, 1, 0, 1, 1, 1}));
@@ -379,7 +380,7 @@ TEST(SchedulingTest, CycleIsAnError) {
   )")
                         .graph;
   // Kernel 0 computes %1 but claims to read %2, which kernel 1 computes from %1.
-  auto plan = std::make_unique<FusionPlan>();
+  auto plan = std::make_unique<plan::FusionPlan>();
   plan->kernels.push_back(
       {0, {graph.nodes[1]}, {graph.nodes[0], graph.nodes[2]}, {graph.nodes[1]}});
   plan->kernels.push_back({1, {graph.nodes[2]}, {graph.nodes[1]}, {graph.nodes[2]}});
@@ -405,7 +406,7 @@ TEST(SchedulingTest, ReadingAValueNoKernelWritesOutIsAnError) {
   )")
                         .graph;
   // Kernel 0 computes %1 and %2 but writes out neither, yet kernel 1 reads %2.
-  auto plan = std::make_unique<FusionPlan>();
+  auto plan = std::make_unique<plan::FusionPlan>();
   plan->kernels.push_back({0, {graph.nodes[1], graph.nodes[2]}, {graph.nodes[0]}, {}});
   plan->kernels.push_back({1, {graph.nodes[3]}, {graph.nodes[2]}, {graph.nodes[3]}});
   PassContext context(std::move(graph));

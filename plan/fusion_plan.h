@@ -7,7 +7,7 @@
 #include "ir/graph.h"
 #include "ir/node.h"
 
-namespace lz::passes {
+namespace lz::plan {
 
 /// A group of nodes computed by one kernel launch.
 struct Kernel {
@@ -39,4 +39,4 @@ struct FusionPlan {
 /// and outputs, and after it the refusals that end it (`# not fused: ...`).
 std::string print_fusion_plan(const FusionPlan& plan, const ir::Graph& graph);
 
-}  // namespace lz::passes
+}  // namespace lz::plan

@@ -1,13 +1,13 @@
 // Before fusion_plan.h, which names ir::Graph without including it.
 #include "ir/graph.h"
 
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
 #include <unordered_map>
 
 #include "ir/printer.h"
 
-namespace lz::passes {
+namespace lz::plan {
 namespace {
 
 class PlanPrinter {
@@ -93,4 +93,4 @@ std::string print_fusion_plan(const FusionPlan& plan, const ir::Graph& graph) {
   return out;
 }
 
-}  // namespace lz::passes
+}  // namespace lz::plan

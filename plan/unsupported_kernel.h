@@ -5,11 +5,11 @@
 #include <stdexcept>
 #include <string>
 
-namespace lz::codegen {
+namespace lz::plan {
 
 class UnsupportedKernel : public std::runtime_error {
  public:
   explicit UnsupportedKernel(const std::string& what) : std::runtime_error(what) {}
 };
 
-}  // namespace lz::codegen
+}  // namespace lz::plan

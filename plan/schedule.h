@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-namespace lz::passes {
+namespace lz::plan {
 
 struct FusionPlan;
 
@@ -28,4 +28,4 @@ struct Schedule {
 /// `kernel 3: level 1, stream 0, waits for kernel 1 (stream 1)` lines, in launch order.
 std::string print_schedule(const Schedule& schedule);
 
-}  // namespace lz::passes
+}  // namespace lz::plan

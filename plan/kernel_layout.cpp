@@ -1,13 +1,13 @@
-#include "codegen/kernel_layout.h"
+#include "plan/kernel_layout.h"
 
 #include <algorithm>
 #include <string>
 
-#include "codegen/kernel_signature.h"
-#include "codegen/unsupported_kernel.h"
 #include "ir/op.h"
+#include "plan/kernel_signature.h"
+#include "plan/unsupported_kernel.h"
 
-namespace lz::codegen {
+namespace lz::plan {
 namespace {
 
 bool is_reduction(const ir::Node& node) {
@@ -16,7 +16,7 @@ bool is_reduction(const ir::Node& node) {
 
 }  // namespace
 
-KernelLayout::KernelLayout(const passes::Kernel& kernel) {
+KernelLayout::KernelLayout(const Kernel& kernel) {
   // Stages a node's value waits for: a reduction's result is ready one stage after the stages
   // its input waits for.
   std::unordered_map<const ir::Node*, int> stages_before;
@@ -82,4 +82,4 @@ void KernelLayout::check_separate_output(const ir::Node* output) const {
   }
 }
 
-}  // namespace lz::codegen
+}  // namespace lz::plan

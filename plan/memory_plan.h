@@ -7,7 +7,7 @@
 
 #include "ir/graph.h"
 
-namespace lz::passes {
+namespace lz::plan {
 
 struct MemoryPlan {
   /// Planned buffers, by index: their size in bytes.
@@ -29,4 +29,4 @@ struct MemoryPlan {
 /// One line per assignment (`%5 -> buffer 1 (4096 bytes) in place`), then the totals.
 std::string print_memory_plan(const MemoryPlan& plan, const ir::Graph& graph);
 
-}  // namespace lz::passes
+}  // namespace lz::plan

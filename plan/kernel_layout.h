@@ -18,9 +18,9 @@
 #include <vector>
 
 #include "ir/node.h"
-#include "passes/fusion_plan.h"
+#include "plan/fusion_plan.h"
 
-namespace lz::codegen {
+namespace lz::plan {
 
 /// The loops of a kernel with reductions, all over the same input shape and axes.
 struct ReductionLoops {
@@ -44,7 +44,7 @@ struct ReductionLoops {
 };
 
 struct KernelLayout {
-  explicit KernelLayout(const passes::Kernel& kernel);
+  explicit KernelLayout(const Kernel& kernel);
 
   /// Index of each node in kernel.nodes.
   std::unordered_map<const ir::Node*, int> position;
@@ -65,4 +65,4 @@ struct KernelLayout {
   void check_separate_output(const ir::Node* output) const;
 };
 
-}  // namespace lz::codegen
+}  // namespace lz::plan

@@ -1,11 +1,11 @@
-#include "codegen/kernel_signature.h"
+#include "plan/kernel_signature.h"
 
 #include <bit>
 #include <charconv>
 
 #include "ir/op.h"
 
-namespace lz::codegen {
+namespace lz::plan {
 namespace {
 
 bool is_elementwise(ir::Op op) {
@@ -49,14 +49,14 @@ int position_of(const std::vector<ir::NodePtr>& nodes, const ir::Node* node) {
   return -1;
 }
 
-bool is_compilable(const passes::Kernel& kernel) {
+bool is_compilable(const Kernel& kernel) {
   for (const ir::NodePtr& node : kernel.nodes) {
     if (node->op == ir::Op::MatMul || node->op == ir::Op::Data) return false;
   }
   return !kernel.nodes.empty();
 }
 
-bool is_flat(const passes::Kernel& kernel) {
+bool is_flat(const Kernel& kernel) {
   const int64_t root_size = kernel.nodes.back()->size();
   for (const ir::NodePtr& node : kernel.nodes) {
     const ir::OpKind kind = ir::op_info(node->op).kind;
@@ -76,7 +76,7 @@ bool is_flat(const passes::Kernel& kernel) {
   return true;
 }
 
-bool is_memory_bound(const passes::Kernel& kernel) {
+bool is_memory_bound(const Kernel& kernel) {
   for (const ir::NodePtr& node : kernel.nodes) {
     switch (node->op) {
       case ir::Op::Exp:
@@ -95,7 +95,7 @@ bool is_memory_bound(const passes::Kernel& kernel) {
   return true;
 }
 
-std::string kernel_key(const passes::Kernel& kernel, bool flat) {
+std::string kernel_key(const Kernel& kernel, bool flat) {
   std::string key = flat ? "flat;" : "shaped;";
   key.reserve(32 * (kernel.nodes.size() + kernel.inputs.size()));
   const auto append_value_type = [&](const ir::Node& node) {
@@ -144,7 +144,7 @@ int scalar_slot_count(ir::Op op) {
   }
 }
 
-std::vector<uint64_t> kernel_scalars(const passes::Kernel& kernel) {
+std::vector<uint64_t> kernel_scalars(const Kernel& kernel) {
   std::vector<uint64_t> slots;
   for (const ir::NodePtr& node : kernel.nodes) {
     switch (node->op) {
@@ -168,4 +168,4 @@ std::vector<uint64_t> kernel_scalars(const passes::Kernel& kernel) {
   return slots;
 }
 
-}  // namespace lz::codegen
+}  // namespace lz::plan
