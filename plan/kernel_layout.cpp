@@ -39,8 +39,19 @@ KernelLayout::KernelLayout(const Kernel& kernel) {
     if (depends) depends_on_reduction.insert(node);
     if (reduction) staged_reductions.emplace_back(waits, node);
   }
-  for (const ir::NodePtr& output : kernel.outputs) outputs.push_back(output.get());
-  if (staged_reductions.empty()) return;
+  flat = is_flat(kernel);
+  if (staged_reductions.empty()) {
+    const ir::Node* root = kernel.nodes.back().get();
+    elementwise_loops.push_back(ElementwiseLoop{root, {}});
+    for (const ir::NodePtr& output : kernel.outputs) {
+      if (flat || output->shape == root->shape) {
+        elementwise_loops.front().outputs.push_back(output.get());
+      } else {
+        add_separate_loop(output.get());
+      }
+    }
+    return;
+  }
 
   ReductionLoops& loops = reduction.emplace();
   const ir::Node& first = *staged_reductions.front().second;
@@ -61,7 +72,8 @@ KernelLayout::KernelLayout(const Kernel& kernel) {
   loops.kept = shape_size(loops.kept_shape);
   loops.reduced = shape_size(loops.reduced_shape);
 
-  for (const ir::Node* output : outputs) {
+  for (const ir::NodePtr& kernel_output : kernel.outputs) {
+    const ir::Node* output = kernel_output.get();
     const bool depends = depends_on_reduction.contains(output);
     if (is_reduction(*output) ||
         (depends && output->shape != loops.input_shape && output->size() == loops.kept)) {
@@ -69,17 +81,18 @@ KernelLayout::KernelLayout(const Kernel& kernel) {
     } else if (output->shape == loops.input_shape) {
       (depends ? loops.in_final_loop : loops.in_first_loop).push_back(output);
     } else {
-      loops.elsewhere.push_back(output);
+      add_separate_loop(output);
     }
   }
 }
 
-void KernelLayout::check_separate_output(const ir::Node* output) const {
+void KernelLayout::add_separate_loop(const ir::Node* output) {
   if (depends_on_reduction.contains(output)) {
     throw UnsupportedKernel("output %" + std::to_string(position.at(output)) +
                             " depends on a reduction but is neither shaped like its result nor "
                             "like its input");
   }
+  elementwise_loops.push_back(ElementwiseLoop{output, {output}});
 }
 
 }  // namespace lz::plan

@@ -3,7 +3,8 @@
 // and which loop writes each output.
 //
 // The plan both generators follow (cpu/lowering.cpp, cuda/source.cpp): a kernel without a
-// reduction is one elementwise loop over its last node's positions. A kernel with reductions
+// reduction is one elementwise loop over its last node's positions, which writes the outputs of
+// that shape (every output in a flat kernel). A kernel with reductions
 // runs, for each kept position, one loop over the reduced elements per reduction stage (a
 // stage's reductions read the results of earlier stages only through broadcasts, as softmax's
 // sum of exp(x - max) reads the max), then writes the outputs shaped like the results, then one
@@ -39,8 +40,12 @@ struct ReductionLoops {
   std::vector<const ir::Node*> at_kept;
   /// Input-shaped outputs that read a result: written by the loop after the last stage.
   std::vector<const ir::Node*> in_final_loop;
-  /// Outputs of any other shape: each needs an elementwise loop of its own.
-  std::vector<const ir::Node*> elsewhere;
+};
+
+/// A loop over the positions of `range` that writes `outputs`, each at its own position.
+struct ElementwiseLoop {
+  const ir::Node* range = nullptr;
+  std::vector<const ir::Node*> outputs;
 };
 
 struct KernelLayout {
@@ -56,13 +61,15 @@ struct KernelLayout {
   std::unordered_set<const ir::Node*> depends_on_reduction;
   /// The reduction loops; empty for an elementwise kernel.
   std::optional<ReductionLoops> reduction;
-  /// kernel.outputs, as plain pointers.
-  std::vector<const ir::Node*> outputs;
+  /// The elementwise loops, run after the reduction loops: for an elementwise kernel the main
+  /// loop first, then one per output of another shape. Throws UnsupportedKernel
+  /// (unsupported_kernel.h) when such an output depends on a reduction.
+  std::vector<ElementwiseLoop> elementwise_loops;
+  /// is_flat(kernel) (kernel_signature.h): one linear loop, outputs read at its position.
+  bool flat = false;
 
-  /// Checks that `output`, which the main loop did not compute, can have an elementwise loop
-  /// of its own; throws UnsupportedKernel (unsupported_kernel.h) when it depends on a
-  /// reduction.
-  void check_separate_output(const ir::Node* output) const;
+ private:
+  void add_separate_loop(const ir::Node* output);
 };
 
 }  // namespace lz::plan

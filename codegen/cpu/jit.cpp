@@ -249,13 +249,13 @@ class HostJit {
 
 LoadedCode::~LoadedCode() { HostJit::instance().unload(library_); }
 
-JitKernel build_kernel(const plan::Kernel& kernel, bool flat, const std::string& name,
-                       ObjectStore* store, KernelDump* dump) {
+JitKernel build_kernel(const plan::Kernel& kernel, const std::string& name, ObjectStore* store,
+                       KernelDump* dump) {
   HostJit& jit = HostJit::instance();
   JitKernel result;
   auto start = std::chrono::steady_clock::now();
   llvm::LLVMContext context;
-  LoweredKernel lowered = lower_kernel(kernel, flat, context, name);
+  LoweredKernel lowered = lower_kernel(kernel, context, name);
   std::string key;
   std::optional<std::string> object;
   if (store != nullptr) {

@@ -76,8 +76,8 @@ class ObjectStore {
 /// to load is a miss: compiled again and replaced. Symbols are named after
 /// `name`. Fills `dump`, when given, with the IR and assembly (compiling even on a store hit).
 /// Throws plan::UnsupportedKernel when the lowering does not handle the kernel.
-JitKernel build_kernel(const plan::Kernel& kernel, bool flat, const std::string& name,
-                       ObjectStore* store, KernelDump* dump);
+JitKernel build_kernel(const plan::Kernel& kernel, const std::string& name, ObjectStore* store,
+                       KernelDump* dump);
 
 /// Kernels whose code is loaded in the process now.
 int64_t loaded_kernel_count();

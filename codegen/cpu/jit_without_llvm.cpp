@@ -5,7 +5,7 @@
 
 namespace lz::codegen {
 
-JitKernel build_kernel(const plan::Kernel&, bool, const std::string&, ObjectStore*, KernelDump*) {
+JitKernel build_kernel(const plan::Kernel&, const std::string&, ObjectStore*, KernelDump*) {
   throw plan::UnsupportedKernel("this lazuli was built without LLVM (LAZULI_WITH_LLVM=OFF)");
 }
 

@@ -106,7 +106,7 @@ KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk
   std::snprintf(name, sizeof(name), "lz_%016llx", static_cast<unsigned long long>(fnv1a(key)));
   std::optional<DiskObjectStore> disk;
   if (!disk_directory.empty()) disk.emplace(disk_directory);
-  JitKernel built = build_kernel(kernel, flat, name, disk ? &*disk : nullptr, dump);
+  JitKernel built = build_kernel(kernel, name, disk ? &*disk : nullptr, dump);
 
   auto compiled = std::make_shared<CompiledKernel>();
   compiled->name = name;

@@ -14,6 +14,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/cpu/element_ops.h"
+#include "codegen/value_emitter.h"
 #include "lazuli/error.h"
 #include "plan/kernel_layout.h"
 #include "plan/kernel_signature.h"
@@ -33,14 +34,6 @@ constexpr int kReductionInterleave = 4;
 /// Reduced elements from which a reduction to one value is split across threads.
 constexpr int64_t kSplitReductionElements = 1 << 16;
 
-/// A position in a node's index space: its multi-index, its row-major linear position, or both.
-/// The missing form is computed on first use (KernelEmitter::dims_of / linear_of).
-struct Index {
-  const Shape* shape = nullptr;
-  std::vector<Value*> dims;  // one per dimension, or empty until needed
-  Value* linear = nullptr;
-};
-
 /// argmax and argmin: their result is a position along the reduced axis, not a value.
 bool is_index_reduction(const Node& reduction) {
   return reduction.op == Op::Argmax || reduction.op == Op::Argmin;
@@ -53,27 +46,20 @@ struct Accumulator {
   llvm::AllocaInst* index = nullptr;  // argmax/argmin: position of the best element
 };
 
-class KernelEmitter {
+class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
  public:
-  KernelEmitter(const plan::Kernel& kernel, bool flat, llvm::Module& module, std::string name)
-      : kernel_(kernel),
-        flat_(flat),
+  KernelEmitter(const plan::Kernel& kernel, llvm::Module& module, std::string name)
+      : ValueEmitter(kernel),
+        kernel_(kernel),
         module_(module),
         context_(module.getContext()),
         builder_(context_),
-        name_(std::move(name)),
-        layout_(kernel) {}
+        name_(std::move(name)) {}
 
   std::vector<Phase> emit() {
-    std::vector<const Node*> left;  // outputs the main phase does not compute
-    if (layout_.reduction) {
-      left = emit_reduction_phase(*layout_.reduction);
-    } else {
-      left = emit_elementwise_phase(kernel_.nodes.back().get(), layout_.outputs);
-    }
-    for (const Node* output : left) {
-      layout_.check_separate_output(output);
-      emit_elementwise_phase(output, {output});
+    if (layout_.reduction) emit_reduction_phase(*layout_.reduction);
+    for (const plan::ElementwiseLoop& loop : layout_.elementwise_loops) {
+      emit_elementwise_phase(loop);
     }
     std::string problems;
     llvm::raw_string_ostream stream(problems);
@@ -85,6 +71,8 @@ class KernelEmitter {
   }
 
  private:
+  friend ValueEmitter;
+
   // ---------------------------------------------------------------------------------------
   // Phase functions
 
@@ -238,63 +226,22 @@ class KernelEmitter {
   // ---------------------------------------------------------------------------------------
   // Indices
 
-  const std::vector<Value*>& dims_of(Index& index) {
-    const Shape& shape = *index.shape;
-    if (index.dims.size() == shape.size()) return index.dims;
-    index.dims.assign(shape.size(), nullptr);
-    Value* rest = index.linear;
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (shape[d] == 1) {
-        index.dims[d] = constant(0);
-      } else if (d == 0) {
-        index.dims[d] = rest;
-      } else {
-        index.dims[d] = builder_.CreateURem(rest, constant(shape[d]));
-        rest = builder_.CreateUDiv(rest, constant(shape[d]));
-      }
-    }
-    return index.dims;
+  // Positions are non-negative and within int64_t (value_emitter.h).
+  Value* index_constant(int64_t value) { return constant(value); }
+  Value* index_add(Value* a, Value* b) { return builder_.CreateAdd(a, b, "", false, true); }
+  Value* index_scale(Value* x, int64_t factor) {
+    return builder_.CreateMul(x, constant(factor), "", factor >= 0, true);
   }
-
-  Value* linear_of(Index& index) {
-    if (index.linear != nullptr) return index.linear;
-    const Shape& shape = *index.shape;
-    Value* linear = constant(0);
-    int64_t stride = 1;
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (shape[d] != 1) {
-        Value* term = builder_.CreateMul(index.dims[d], constant(stride), "", true, true);
-        linear = builder_.CreateAdd(linear, term, "", true, true);
-      }
-      stride *= shape[d];
-    }
-    index.linear = linear;
-    return linear;
+  Value* index_divide(Value* x, int64_t divisor) {
+    return builder_.CreateUDiv(x, constant(divisor));
   }
-
-  /// The index of `input` read by a node at `index` under numpy broadcasting.
-  Index broadcast_index(Index& index, const Node& input) {
-    if (input.size() == 1) return Index{&input.shape, {}, constant(0)};
-    if (input.shape == *index.shape) return index;
-    const std::vector<Value*>& dims = dims_of(index);
-    const size_t offset = dims.size() - input.shape.size();
-    Index result{&input.shape, std::vector<Value*>(input.shape.size()), nullptr};
-    for (size_t d = 0; d < input.shape.size(); ++d) {
-      result.dims[d] = input.shape[d] == 1 ? constant(0) : dims[d + offset];
-    }
-    return result;
+  Value* index_remainder(Value* x, int64_t divisor) {
+    return builder_.CreateURem(x, constant(divisor));
   }
+  Value* name_index(Value* x) { return x; }
 
   // ---------------------------------------------------------------------------------------
   // Values
-
-  using MemoKey = std::pair<const Node*, std::vector<Value*>>;
-
-  MemoKey memo_key(const Node* node, Index& index) {
-    MemoKey key{node, index.linear ? std::vector<Value*>{index.linear} : dims_of(index)};
-    if (index.linear == nullptr) key.second.push_back(nullptr);  // dims and linear never collide
-    return key;
-  }
 
   /// Whether computing `consumer` reads `producer`, through nodes of the kernel other than
   /// reductions (whose results are read, not their inputs).
@@ -314,24 +261,6 @@ class KernelEmitter {
     return false;
   }
 
-  /// The value of `node` at `index`, emitted once per index within the current loop body.
-  Value* emit_value(const Node* node, Index& index) {
-    if (auto found = reduction_values_.find(node); found != reduction_values_.end()) {
-      return found->second;  // the reduction's result at the kept position being computed
-    }
-    MemoKey key = memo_key(node, index);
-    if (auto found = memo_.find(key); found != memo_.end()) return found->second;
-    Value* value = compute(node, index);
-    memo_.emplace(std::move(key), value);
-    return value;
-  }
-
-  Value* input_value(const Node& node, int i, Index& index) {
-    const Node& input = *node.inputs[i];
-    Index at = broadcast_index(index, input);
-    return emit_value(&input, at);
-  }
-
   Value* scalar_slot(const Node* node, int slot) {
     Value* address = builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), scalars_,
                                                          layout_.scalar_slot.at(node) + slot);
@@ -342,30 +271,19 @@ class KernelEmitter {
     return builder_.CreateBitCast(scalar_slot(node, slot), builder_.getDoubleTy());
   }
 
-  Value* compute(const Node* node, Index& index) {
-    if (!layout_.position.contains(node)) return load_input(node, index);
-    switch (ir::op_info(node->op).kind) {
-      case ir::OpKind::Leaf: return compute_leaf(node, index);
-      case ir::OpKind::Unary:
-        if (node->op == Op::Astype) {
-          return emit_cast(builder_, node->inputs[0]->dtype, node->dtype,
-                           input_value(*node, 0, index));
-        }
-        return emit_unary(builder_, module_, node->op, node->dtype, input_value(*node, 0, index));
-      case ir::OpKind::Binary:
-        return emit_binary(builder_, module_, node->op, node->inputs[0]->dtype,
-                           input_value(*node, 0, index), input_value(*node, 1, index));
-      case ir::OpKind::Ternary: {
-        Value* condition = input_value(*node, 0, index);
-        Value* if_true = input_value(*node, 1, index);
-        Value* if_false = input_value(*node, 2, index);
-        return builder_.CreateSelect(condition, if_true, if_false);
-      }
-      case ir::OpKind::Movement: return compute_movement(node, index);
-      case ir::OpKind::Reduction:
-        throw plan::UnsupportedKernel("a reduction is read outside the loop that computes it");
-      case ir::OpKind::LinearAlgebra: break;
-    }
+  Value* cast(const Node* node, Value* x) {
+    return emit_cast(builder_, node->inputs[0]->dtype, node->dtype, x);
+  }
+  Value* unary(const Node* node, Value* x) {
+    return emit_unary(builder_, module_, node->op, node->dtype, x);
+  }
+  Value* binary(const Node* node, Value* x, Value* y) {
+    return emit_binary(builder_, module_, node->op, node->inputs[0]->dtype, x, y);
+  }
+  Value* select(const Node*, Value* condition, Value* if_true, Value* if_false) {
+    return builder_.CreateSelect(condition, if_true, if_false);
+  }
+  [[noreturn]] void refuse(const Node* node) {
     throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " inside a fused kernel");
   }
 
@@ -377,7 +295,7 @@ class KernelEmitter {
     return from_storage(builder_, node->dtype, stored);
   }
 
-  Value* compute_leaf(const Node* node, Index& index) {
+  Value* leaf(const Node* node, Index& index) {
     llvm::Type* type = value_type(context_, node->dtype);
     switch (node->op) {
       case Op::Full: {
@@ -417,38 +335,9 @@ class KernelEmitter {
     throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " leaf");
   }
 
-  Value* compute_movement(const Node* node, Index& index) {
-    const Node& input = *node->inputs[0];
-    switch (node->op) {
-      case Op::Reshape: {
-        Index at{&input.shape, {}, linear_of(index)};
-        return emit_value(&input, at);
-      }
-      case Op::BroadcastTo: return input_value(*node, 0, index);
-      case Op::Transpose: {
-        const std::vector<Value*>& dims = dims_of(index);
-        Index at{&input.shape, std::vector<Value*>(dims.size()), nullptr};
-        for (size_t d = 0; d < dims.size(); ++d) at.dims[node->axes[d]] = dims[d];
-        return emit_value(&input, at);
-      }
-      case Op::Slice: {
-        const std::vector<Value*>& dims = dims_of(index);
-        Index at{&input.shape, std::vector<Value*>(dims.size()), nullptr};
-        for (size_t d = 0; d < dims.size(); ++d) {
-          at.dims[d] = builder_.CreateAdd(constant(node->starts[d]),
-                                          builder_.CreateMul(dims[d], constant(node->steps[d])));
-        }
-        return emit_value(&input, at);
-      }
-      case Op::Concatenate: return compute_concatenate(node, index);
-      default: break;
-    }
-    throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " movement");
-  }
-
   /// Every input is read at the position clamped into its block, then the block containing
   /// the position is selected: no branches, and no read outside any input.
-  Value* compute_concatenate(const Node* node, Index& index) {
+  Value* concatenate(const Node* node, Index& index) {
     const int64_t axis = node->axes[0];
     const std::vector<Value*> dims = dims_of(index);
     Value* result = nullptr;
@@ -478,27 +367,20 @@ class KernelEmitter {
   // ---------------------------------------------------------------------------------------
   // Elementwise phases
 
-  /// A phase over the elements of `target` computing every output of `outputs` that has its
-  /// shape (all of them in a flat kernel). Returns the others.
-  std::vector<const Node*> emit_elementwise_phase(const Node* target,
-                                                  const std::vector<const Node*>& outputs) {
-    std::vector<const Node*> computed;
-    std::vector<const Node*> left;
-    for (const Node* output : outputs) {
-      (flat_ || output->shape == target->shape ? computed : left).push_back(output);
-    }
-    begin_phase(target, 1);
-    const Shape& shape = target->shape;
+  /// A phase over the elements of the loop's range node computing the loop's outputs.
+  void emit_elementwise_phase(const plan::ElementwiseLoop& loop) {
+    begin_phase(loop.range, 1);
+    const Shape& shape = loop.range->shape;
     const auto compute_at = [&](Index& index) {
       memo_.clear();
-      for (const Node* output : computed) {
-        Index at = flat_ ? Index{&output->shape, {}, index.linear} : index;
+      for (const Node* output : loop.outputs) {
+        Index at = output_index(output, index);
         store(output, emit_value(output, at), index.linear);
       }
       memo_.clear();
     };
     const int64_t inner = shape.empty() ? 1 : shape.back();
-    if (flat_ || shape.size() < 2 || inner < 8) {
+    if (layout_.flat || shape.size() < 2 || inner < 8) {
       emit_loop(begin_, end_, [&](Value* i) {
         Index index{&shape, {}, i};
         compute_at(index);
@@ -526,7 +408,6 @@ class KernelEmitter {
       });
     }
     end_phase();
-    return left;
   }
 
   // ---------------------------------------------------------------------------------------
@@ -755,7 +636,7 @@ class KernelEmitter {
 
   /// For each kept position: a loop nest over the reduced elements per stage, the kept-shaped
   /// outputs, then the final nest (kernel_layout.h).
-  std::vector<const Node*> emit_reduction_phase(const plan::ReductionLoops& loops) {
+  void emit_reduction_phase(const plan::ReductionLoops& loops) {
     const std::vector<std::vector<const Node*>>& stages = loops.stages;
     const Shape& input_shape = loops.input_shape;
     const std::vector<int64_t>& axes = loops.axes;
@@ -766,7 +647,7 @@ class KernelEmitter {
         throw plan::UnsupportedKernel("reductions to one value that read each other's results");
       }
       emit_split_reduction(stages.front(), loops);
-      return loops.elsewhere;
+      return;
     }
 
     // A final-loop output that reads a reduction's input (softmax's e / sum(e) reads e) gets
@@ -852,8 +733,7 @@ class KernelEmitter {
                                                               linear_of(index));
                   Value* stored = builder_.CreateAlignedLoad(
                       type, address, llvm::Align(dtype_size(stash.output->dtype)));
-                  memo_[memo_key(stash.input, index)] =
-                      from_storage(builder_, stash.output->dtype, stored);
+                  remember(stash.input, index, from_storage(builder_, stash.output->dtype, stored));
                 }
               }
               for (const Node* output : loops.in_final_loop) {
@@ -866,16 +746,13 @@ class KernelEmitter {
       reduction_values_.clear();
     });
     end_phase();
-    return loops.elsewhere;
   }
 
   const plan::Kernel& kernel_;
-  const bool flat_;
   llvm::Module& module_;
   llvm::LLVMContext& context_;
   llvm::IRBuilder<> builder_;
   const std::string name_;
-  const plan::KernelLayout layout_;
   std::vector<Phase> phases_;
 
   // The phase being emitted.
@@ -886,17 +763,15 @@ class KernelEmitter {
   Value* begin_ = nullptr;
   Value* end_ = nullptr;
   Value* state_ = nullptr;
-  std::map<MemoKey, Value*> memo_;
-  std::unordered_map<const Node*, Value*> reduction_values_;
 };
 
 }  // namespace
 
-LoweredKernel lower_kernel(const plan::Kernel& kernel, bool flat, llvm::LLVMContext& context,
+LoweredKernel lower_kernel(const plan::Kernel& kernel, llvm::LLVMContext& context,
                            const std::string& name) {
   LoweredKernel lowered;
   lowered.module = std::make_unique<llvm::Module>(name, context);
-  lowered.phases = KernelEmitter(kernel, flat, *lowered.module, name).emit();
+  lowered.phases = KernelEmitter(kernel, *lowered.module, name).emit();
   return lowered;
 }
 

@@ -14,7 +14,8 @@
 // ------------------------
 // Every node is computed element by element: emitting a node at an index emits its inputs at
 // the indices it reads (broadcasting, transposes, slices, reshapes and concatenation are index
-// arithmetic), so nothing between the kernel's inputs and outputs is stored.
+// arithmetic, codegen/value_emitter.h), so nothing between the kernel's inputs and outputs is
+// stored. Which loops a kernel has, and which outputs each writes, is plan/kernel_layout.h's.
 // - A kernel without reductions loops over its root's elements. A flat kernel (is_flat) uses one
 //   linear loop; otherwise the loop runs row by row, so the innermost dimension is the inner
 //   loop's induction variable and contiguous reads vectorize.
@@ -75,7 +76,7 @@ struct LoweredKernel {
 };
 
 /// Lowers `kernel` (is_compilable) into a new module of `context`; symbols start with `name`.
-LoweredKernel lower_kernel(const plan::Kernel& kernel, bool flat, llvm::LLVMContext& context,
+LoweredKernel lower_kernel(const plan::Kernel& kernel, llvm::LLVMContext& context,
                            const std::string& name);
 
 }  // namespace lz::codegen

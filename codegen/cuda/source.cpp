@@ -10,6 +10,7 @@
 #include "codegen/cuda/preamble.h"
 #include "codegen/cuda/reduction_source.h"
 #include "codegen/cuda/source_writer.h"
+#include "codegen/value_emitter.h"
 #include "lazuli/error.h"
 #include "plan/kernel_layout.h"
 #include "plan/kernel_signature.h"
@@ -50,36 +51,25 @@ std::string literal(int64_t value) {
   return std::to_string(value) + "LL";
 }
 
-/// A position in a node's index space as C++ expressions: its multi-index, its row-major linear
-/// position, or both; the missing form is computed on first use (SourceEmitter::dims_of and
-/// linear_of).
-struct Index {
-  const Shape* shape = nullptr;
-  std::vector<std::string> dims;
-  std::string linear;
-};
-
-class SourceEmitter {
+/// Positions and values are C++ expressions: variables the emitter declares, literals and the
+/// loops' induction variables.
+class SourceEmitter : public ValueEmitter<SourceEmitter, std::string> {
  public:
   SourceEmitter(const plan::Kernel& kernel, std::string name)
-      : kernel_(kernel), flat_(plan::is_flat(kernel)), name_(std::move(name)), layout_(kernel) {}
+      : ValueEmitter(kernel), kernel_(kernel), name_(std::move(name)) {}
 
   CudaKernelSource emit() {
-    std::vector<const Node*> left;  // outputs the main entry does not compute
-    if (layout_.reduction) {
-      left = emit_reduction_entries(*layout_.reduction);
-    } else {
-      left = emit_elementwise_entry(kernel_.nodes.back().get(), layout_.outputs);
-    }
-    for (const Node* output : left) {
-      layout_.check_separate_output(output);
-      emit_elementwise_entry(output, {output});
+    if (layout_.reduction) emit_reduction_entries(*layout_.reduction);
+    for (const plan::ElementwiseLoop& loop : layout_.elementwise_loops) {
+      emit_elementwise_entry(loop);
     }
     result_.definitions = writer_.take();
     return std::move(result_);
   }
 
  private:
+  friend ValueEmitter;
+
   // ---------------------------------------------------------------------------------------
   // Variables and blocks
 
@@ -101,7 +91,7 @@ class SourceEmitter {
 
    private:
     SourceEmitter& emitter_;
-    std::map<std::pair<const Node*, std::string>, std::string> saved_;
+    Memo saved_;
   };
 
   // ---------------------------------------------------------------------------------------
@@ -168,81 +158,27 @@ class SourceEmitter {
   // ---------------------------------------------------------------------------------------
   // Indices
 
-  const std::vector<std::string>& dims_of(Index& index) {
-    const Shape& shape = *index.shape;
-    if (index.dims.size() == shape.size()) return index.dims;
-    index.dims.assign(shape.size(), "");
-    std::string rest = index.linear;
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (shape[d] == 1) {
-        index.dims[d] = "0";
-      } else if (d == 0) {
-        index.dims[d] = rest;
-      } else {
-        index.dims[d] = declare("lz_i64", rest + " % " + literal(shape[d]));
-        rest = declare("lz_i64", rest + " / " + literal(shape[d]));
-      }
-    }
-    return index.dims;
+  // Positions are non-negative and within lz_i64 (value_emitter.h).
+  std::string index_constant(int64_t value) { return literal(value); }
+  std::string index_add(const std::string& a, const std::string& b) {
+    if (a == literal(0)) return b;
+    if (b == literal(0)) return a;
+    return "(" + a + " + " + b + ")";
   }
-
-  const std::string& linear_of(Index& index) {
-    if (!index.linear.empty()) return index.linear;
-    const Shape& shape = *index.shape;
-    std::string sum;
-    int64_t stride = 1;
-    for (size_t d = shape.size(); d-- > 0;) {
-      if (shape[d] != 1) {
-        const std::string term =
-            stride == 1 ? index.dims[d] : index.dims[d] + " * " + literal(stride);
-        sum = sum.empty() ? term : term + " + " + sum;
-      }
-      stride *= shape[d];
-    }
-    index.linear = sum.empty() ? "0" : declare("lz_i64", sum);
-    return index.linear;
+  std::string index_scale(const std::string& x, int64_t factor) {
+    if (factor == 0) return literal(0);
+    return factor == 1 ? x : "(" + x + " * " + literal(factor) + ")";
   }
-
-  /// The index of `input` read by a node at `index` under numpy broadcasting.
-  Index broadcast_index(Index& index, const Node& input) {
-    if (input.size() == 1) return Index{&input.shape, {}, "0"};
-    if (input.shape == *index.shape) return index;
-    const std::vector<std::string>& dims = dims_of(index);
-    const size_t offset = dims.size() - input.shape.size();
-    Index result{&input.shape, std::vector<std::string>(input.shape.size()), ""};
-    for (size_t d = 0; d < input.shape.size(); ++d) {
-      result.dims[d] = input.shape[d] == 1 ? "0" : dims[d + offset];
-    }
-    return result;
+  std::string index_divide(const std::string& x, int64_t divisor) {
+    return declare("lz_i64", x + " / " + literal(divisor));
   }
+  std::string index_remainder(const std::string& x, int64_t divisor) {
+    return declare("lz_i64", x + " % " + literal(divisor));
+  }
+  std::string name_index(const std::string& x) { return declare("lz_i64", x); }
 
   // ---------------------------------------------------------------------------------------
   // Values
-
-  std::string memo_key(Index& index) {
-    if (!index.linear.empty()) return "L" + index.linear;
-    std::string key = "D";
-    for (const std::string& dim : index.dims) key += dim + ",";
-    return key;
-  }
-
-  /// The value of `node` at `index`, computed once per index within the current block.
-  std::string emit_value(const Node* node, Index& index) {
-    if (auto found = reduction_values_.find(node); found != reduction_values_.end()) {
-      return found->second;  // the reduction's result at the kept position being computed
-    }
-    std::pair<const Node*, std::string> key{node, memo_key(index)};
-    if (auto found = memo_.find(key); found != memo_.end()) return found->second;
-    std::string value = compute(node, index);
-    memo_.emplace(std::move(key), value);
-    return value;
-  }
-
-  std::string input_value(const Node& node, int i, Index& index) {
-    const Node& input = *node.inputs[i];
-    Index at = broadcast_index(index, input);
-    return emit_value(&input, at);
-  }
 
   std::string scalar(const Node* node, int slot) const {
     return "s" + std::to_string(layout_.scalar_slot.at(node) + slot);
@@ -251,34 +187,25 @@ class SourceEmitter {
     return "__longlong_as_double((lz_i64)" + scalar(node, slot) + ")";
   }
 
-  std::string compute(const Node* node, Index& index) {
-    if (!layout_.position.contains(node)) return load_input(node, index);
-    const char* type = value_type(node->dtype);
-    switch (ir::op_info(node->op).kind) {
-      case ir::OpKind::Leaf: return declare(type, leaf_expression(node, index));
-      case ir::OpKind::Unary: {
-        const std::string x = input_value(*node, 0, index);
-        if (node->op == Op::Astype) {
-          return declare(type, cast_expression(node->inputs[0]->dtype, node->dtype, x));
-        }
-        return declare(type, unary_expression(node->op, node->dtype, x));
-      }
-      case ir::OpKind::Binary: {
-        const std::string x = input_value(*node, 0, index);
-        const std::string y = input_value(*node, 1, index);
-        return declare(type, binary_expression(node->op, node->inputs[0]->dtype, x, y));
-      }
-      case ir::OpKind::Ternary: {
-        const std::string condition = input_value(*node, 0, index);
-        const std::string if_true = input_value(*node, 1, index);
-        const std::string if_false = input_value(*node, 2, index);
-        return declare(type, condition + " ? " + if_true + " : " + if_false);
-      }
-      case ir::OpKind::Movement: return compute_movement(node, index);
-      case ir::OpKind::Reduction:
-        throw plan::UnsupportedKernel("a reduction is read outside the loop that computes it");
-      case ir::OpKind::LinearAlgebra: break;
-    }
+  std::string leaf(const Node* node, Index& index) {
+    return declare(value_type(node->dtype), leaf_expression(node, index));
+  }
+  std::string cast(const Node* node, const std::string& x) {
+    return declare(value_type(node->dtype),
+                   cast_expression(node->inputs[0]->dtype, node->dtype, x));
+  }
+  std::string unary(const Node* node, const std::string& x) {
+    return declare(value_type(node->dtype), unary_expression(node->op, node->dtype, x));
+  }
+  std::string binary(const Node* node, const std::string& x, const std::string& y) {
+    return declare(value_type(node->dtype),
+                   binary_expression(node->op, node->inputs[0]->dtype, x, y));
+  }
+  std::string select(const Node* node, const std::string& condition, const std::string& if_true,
+                     const std::string& if_false) {
+    return declare(value_type(node->dtype), condition + " ? " + if_true + " : " + if_false);
+  }
+  [[noreturn]] void refuse(const Node* node) {
     throw Error("[" + std::string(ir::op_name(node->op)) +
                 "] the CUDA code generator does not generate it (" + dtype_name(node->dtype) + " " +
                 shape_string(node->shape) + "): it runs as an external kernel");
@@ -384,41 +311,8 @@ class SourceEmitter {
                 dtype_name(dtype) + " form (shape " + shape_string(node->shape) + ")");
   }
 
-  std::string compute_movement(const Node* node, Index& index) {
-    const Node& input = *node->inputs[0];
-    switch (node->op) {
-      case Op::Reshape: {
-        Index at{&input.shape, {}, linear_of(index)};
-        return emit_value(&input, at);
-      }
-      case Op::BroadcastTo: return input_value(*node, 0, index);
-      case Op::Transpose: {
-        const std::vector<std::string> dims = dims_of(index);
-        Index at{&input.shape, std::vector<std::string>(dims.size()), ""};
-        for (size_t d = 0; d < dims.size(); ++d) at.dims[node->axes[d]] = dims[d];
-        return emit_value(&input, at);
-      }
-      case Op::Slice: {
-        const std::vector<std::string> dims = dims_of(index);
-        Index at{&input.shape, std::vector<std::string>(dims.size()), ""};
-        for (size_t d = 0; d < dims.size(); ++d) {
-          const int64_t start = node->starts[d];
-          const int64_t step = node->steps[d];
-          at.dims[d] = step == 1 && start == 0
-                           ? dims[d]
-                           : "(" + literal(start) + " + " + dims[d] + " * " + literal(step) + ")";
-        }
-        return emit_value(&input, at);
-      }
-      case Op::Concatenate: return compute_concatenate(node, index);
-      default: break;
-    }
-    throw Error("[" + std::string(ir::op_name(node->op)) +
-                "] the CUDA code generator has no form for this movement");
-  }
-
   /// A branch per input: only the input holding the position is read.
-  std::string compute_concatenate(const Node* node, Index& index) {
+  std::string concatenate(const Node* node, Index& index) {
     const int64_t axis = node->axes[0];
     const std::vector<std::string> dims = dims_of(index);
     std::vector<const Node*> inputs;
@@ -455,37 +349,30 @@ class SourceEmitter {
   // ---------------------------------------------------------------------------------------
   // Elementwise entries
 
-  /// An entry over the elements of `target` computing every output of `outputs` that has its
-  /// shape (all of them in a flat kernel). Returns the others.
-  std::vector<const Node*> emit_elementwise_entry(const Node* target,
-                                                  const std::vector<const Node*>& outputs) {
-    std::vector<const Node*> computed;
-    std::vector<const Node*> left;
-    for (const Node* output : outputs) {
-      (flat_ || output->shape == target->shape ? computed : left).push_back(output);
-    }
+  /// An entry over the elements of the loop's range node computing the loop's outputs.
+  void emit_elementwise_entry(const plan::ElementwiseLoop& loop) {
+    const Node* target = loop.range;
     CudaEntry entry;
     entry.kind = CudaEntry::Kind::Elementwise;
     entry.range_node = layout_.position.at(target);
-    entry.elements_per_thread = flat_ ? kPackElements : 1;
+    entry.elements_per_thread = layout_.flat ? kPackElements : 1;
     begin_entry(entry, "loop" + std::to_string(result_.entries.size()));
     const auto compute_at = [&](const std::string& position) {
       Block block(*this);
       Index index{&target->shape, {}, position};
-      for (const Node* output : computed) {
-        Index at = flat_ ? Index{&output->shape, {}, position} : index;
+      for (const Node* output : loop.outputs) {
+        Index at = output_index(output, index);
         store(output, emit_value(output, at), position);
       }
     };
-    if (!flat_ || target->size() == 1) {
+    if (!layout_.flat || target->size() == 1) {
       writer_.open("for (lz_i64 i = lz_global_thread(); i < count; i += lz_grid_threads())");
       compute_at("i");
       writer_.close();
     } else {
-      emit_flat_groups(computed, compute_at);
+      emit_flat_groups(loop.outputs, compute_at);
     }
     end_entry();
-    return left;
   }
 
   /// A flat kernel's loop: groups of four elements, loaded and stored as 16-byte accesses, the
@@ -547,7 +434,7 @@ class SourceEmitter {
   // ---------------------------------------------------------------------------------------
   // Reduction entries
 
-  std::vector<const Node*> emit_reduction_entries(const plan::ReductionLoops& loops) {
+  void emit_reduction_entries(const plan::ReductionLoops& loops) {
     std::vector<std::vector<ReductionState>> stages;
     int number = 0;
     for (const std::vector<const Node*>& stage : loops.stages) {
@@ -568,7 +455,6 @@ class SourceEmitter {
     } else {
       emit_reduction_per_position(stages, loops);
     }
-    return loops.elsewhere;
   }
 
   /// The input index of reduced position `reduced_position` at the kept dims `kept_dims`.
@@ -749,17 +635,13 @@ class SourceEmitter {
   }
 
   const plan::Kernel& kernel_;
-  const bool flat_;
   const std::string name_;
-  const plan::KernelLayout layout_;
 
   CudaKernelSource result_;
   SourceWriter writer_;
   int next_variable_ = 0;
   /// "lane" inside a flat kernel's vector loop: inputs and outputs go through the packs.
   std::string lane_;
-  std::map<std::pair<const Node*, std::string>, std::string> memo_;
-  std::unordered_map<const Node*, std::string> reduction_values_;
   /// Inputs staged in shared memory by the first pass over the reduced elements, and how the
   /// pass being emitted reads them at loop_index_, its position (choose_staged_rows).
   enum class Staging { Off, Store, Load };

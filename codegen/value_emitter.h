@@ -1,0 +1,209 @@
+// What both code generators compute the same way: the value of a fused kernel's node at a
+// position of its index space, written once over the code each backend is made of.
+//
+// Every node is computed element by element: emitting a node at an index emits its inputs at
+// the indices it reads, so broadcasting, reshapes, transposes and slices are index arithmetic and
+// nothing between the kernel's inputs and outputs is stored. A position is a multi-index, a
+// row-major linear position, or both (the missing form is derived on first use), and each value
+// is emitted once per position within the loop body being emitted (the memo).
+//
+// A backend derives from ValueEmitter<Backend, Value> (the curiously recurring template), where
+// Value is what its code is made of: llvm::Value* for the LLVM emitter (cpu/lowering.cpp), the
+// text of a C++ expression for the CUDA one (cuda/source.cpp). It renders:
+//   index_constant(int64_t), index_add(a, b), index_scale(x, factor),
+//   index_divide(x, divisor), index_remainder(x, divisor)   non-negative 64-bit index arithmetic
+//   name_index(x)                       an index expression bound to a name (or x itself)
+//   load_input(node, index)             a kernel input read at `index`
+//   leaf(node, index)                   full, arange, random_* at `index`
+//   cast(node, x), unary(node, x), binary(node, x, y), select(node, condition, a, b)
+//   concatenate(node, index)            the one view whose inputs each hold part of the result
+//   refuse(node)                        [[noreturn]]: an op no kernel computes (a matmul)
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "ir/node.h"
+#include "ir/op.h"
+#include "plan/fusion_plan.h"
+#include "plan/kernel_layout.h"
+#include "plan/unsupported_kernel.h"
+
+namespace lz::codegen {
+
+template <class Backend, class Value>
+class ValueEmitter {
+ public:
+  /// A position in a node's index space: its multi-index (one Value per dimension, or empty
+  /// until needed), its row-major linear position (Value{} until needed), or both.
+  struct Index {
+    const Shape* shape = nullptr;
+    std::vector<Value> dims;
+    Value linear{};
+  };
+
+ protected:
+  explicit ValueEmitter(const plan::Kernel& kernel) : layout_(kernel) {}
+
+  // -----------------------------------------------------------------------------------------
+  // Positions
+
+  const std::vector<Value>& dims_of(Index& index) {
+    const Shape& shape = *index.shape;
+    if (index.dims.size() == shape.size()) return index.dims;
+    index.dims.assign(shape.size(), Value{});
+    Value rest = index.linear;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] == 1) {
+        index.dims[d] = backend().index_constant(0);
+      } else if (d == 0) {
+        index.dims[d] = rest;
+      } else {
+        index.dims[d] = backend().index_remainder(rest, shape[d]);
+        rest = backend().index_divide(rest, shape[d]);
+      }
+    }
+    return index.dims;
+  }
+
+  const Value& linear_of(Index& index) {
+    if (index.linear != Value{}) return index.linear;
+    const Shape& shape = *index.shape;
+    Value sum{};
+    int64_t stride = 1;
+    for (size_t d = shape.size(); d-- > 0;) {
+      if (shape[d] != 1) {
+        Value term = backend().index_scale(index.dims[d], stride);
+        sum = sum == Value{} ? term : backend().index_add(term, sum);
+      }
+      stride *= shape[d];
+    }
+    index.linear = sum == Value{} ? backend().index_constant(0) : backend().name_index(sum);
+    return index.linear;
+  }
+
+  /// The index of `input` read by a node at `index` under numpy broadcasting.
+  Index broadcast_index(Index& index, const ir::Node& input) {
+    if (input.size() == 1) return Index{&input.shape, {}, backend().index_constant(0)};
+    if (input.shape == *index.shape) return index;
+    const std::vector<Value>& dims = dims_of(index);
+    const size_t offset = dims.size() - input.shape.size();
+    Index result{&input.shape, std::vector<Value>(input.shape.size()), Value{}};
+    for (size_t d = 0; d < input.shape.size(); ++d) {
+      result.dims[d] = input.shape[d] == 1 ? backend().index_constant(0) : dims[d + offset];
+    }
+    return result;
+  }
+
+  /// Where a loop over the elements of its range node at `loop` computes `output`: in a flat
+  /// kernel every output is read at the loop's linear position, whatever its shape.
+  Index output_index(const ir::Node* output, const Index& loop) const {
+    return layout_.flat ? Index{&output->shape, {}, loop.linear} : loop;
+  }
+
+  // -----------------------------------------------------------------------------------------
+  // Values
+
+  /// The value of `node` at `index`, emitted once per index within the current loop body.
+  Value emit_value(const ir::Node* node, Index& index) {
+    if (auto found = reduction_values_.find(node); found != reduction_values_.end()) {
+      return found->second;  // the reduction's result at the kept position being computed
+    }
+    MemoKey key = memo_key(node, index);
+    if (auto found = memo_.find(key); found != memo_.end()) return found->second;
+    Value value = compute(node, index);
+    memo_.emplace(std::move(key), value);
+    return value;
+  }
+
+  /// Makes `value` what emit_value(node, index) returns in the current loop body.
+  void remember(const ir::Node* node, Index& index, Value value) {
+    memo_[memo_key(node, index)] = std::move(value);
+  }
+
+  Value input_value(const ir::Node& node, int i, Index& index) {
+    const ir::Node& input = *node.inputs[i];
+    Index at = broadcast_index(index, input);
+    return emit_value(&input, at);
+  }
+
+  /// Values by node and position (multi-index or linear, never taken for one another).
+  using MemoKey = std::tuple<const ir::Node*, bool, std::vector<Value>>;
+  using Memo = std::map<MemoKey, Value>;
+
+  const plan::KernelLayout layout_;
+  Memo memo_;
+  /// Each reduction's result at the kept position being computed.
+  std::unordered_map<const ir::Node*, Value> reduction_values_;
+
+ private:
+  Backend& backend() { return static_cast<Backend&>(*this); }
+
+  MemoKey memo_key(const ir::Node* node, Index& index) {
+    if (index.linear != Value{}) return MemoKey{node, true, {index.linear}};
+    return MemoKey{node, false, dims_of(index)};
+  }
+
+  Value compute(const ir::Node* node, Index& index) {
+    if (!layout_.position.contains(node)) return backend().load_input(node, index);
+    switch (ir::op_info(node->op).kind) {
+      case ir::OpKind::Leaf: return backend().leaf(node, index);
+      case ir::OpKind::Unary: {
+        Value x = input_value(*node, 0, index);
+        return node->op == ir::Op::Astype ? backend().cast(node, x) : backend().unary(node, x);
+      }
+      case ir::OpKind::Binary: {
+        Value x = input_value(*node, 0, index);
+        Value y = input_value(*node, 1, index);
+        return backend().binary(node, x, y);
+      }
+      case ir::OpKind::Ternary: {
+        Value condition = input_value(*node, 0, index);
+        Value if_true = input_value(*node, 1, index);
+        Value if_false = input_value(*node, 2, index);
+        return backend().select(node, condition, if_true, if_false);
+      }
+      case ir::OpKind::Movement: return compute_movement(node, index);
+      case ir::OpKind::Reduction:
+        throw plan::UnsupportedKernel("a reduction is read outside the loop that computes it");
+      case ir::OpKind::LinearAlgebra: break;
+    }
+    backend().refuse(node);
+  }
+
+  Value compute_movement(const ir::Node* node, Index& index) {
+    const ir::Node& input = *node->inputs[0];
+    switch (node->op) {
+      case ir::Op::Reshape: {
+        Index at{&input.shape, {}, linear_of(index)};
+        return emit_value(&input, at);
+      }
+      case ir::Op::BroadcastTo: return input_value(*node, 0, index);
+      case ir::Op::Transpose: {
+        const std::vector<Value> dims = dims_of(index);
+        Index at{&input.shape, std::vector<Value>(dims.size()), Value{}};
+        for (size_t d = 0; d < dims.size(); ++d) at.dims[node->axes[d]] = dims[d];
+        return emit_value(&input, at);
+      }
+      case ir::Op::Slice: {
+        const std::vector<Value> dims = dims_of(index);
+        Index at{&input.shape, std::vector<Value>(dims.size()), Value{}};
+        for (size_t d = 0; d < dims.size(); ++d) {
+          at.dims[d] = backend().index_add(backend().index_constant(node->starts[d]),
+                                           backend().index_scale(dims[d], node->steps[d]));
+        }
+        return emit_value(&input, at);
+      }
+      case ir::Op::Concatenate: return backend().concatenate(node, index);
+      default: break;
+    }
+    throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " movement");
+  }
+};
+
+}  // namespace lz::codegen
