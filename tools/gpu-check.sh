@@ -53,8 +53,10 @@ make_pack() {
   # Every Boost header the sources include, and what those include in turn, as the compiler
   # reads them.
   local includes
+  local layers
+  read -ra layers <<< "$(sed -n 's/^set(lazuli_layers \(.*\))$/\1/p' cmake/layers.cmake)"
   includes=$(grep -rhoE '#include <boost/[^>]+>' --include='*.cpp' --include='*.h' \
-               ir passes runtime codegen frontend | sort -u)
+               "${layers[@]}" | sort -u)
   printf '%s\n#include <boost/version.hpp>\n' "$includes" |
     g++ -std=c++20 -x c++ -M - |
     tr ' \\' '\n\n' | grep '/boost/' | sort -u |
