@@ -2,6 +2,8 @@
 
 #include <charconv>
 #include <map>
+#include <string>
+#include <unordered_map>
 
 namespace lz::ir {
 namespace {
@@ -24,6 +26,73 @@ void append_escaped(std::string& out, std::string_view text) {
       out += c;
     }
   }
+}
+
+// `n<i> [label=..., ...];`: the node's number, op, attributes, type and output numbers, with its
+// user's line as the tooltip. `outputs` is empty unless the node is a graph output.
+void append_node(std::string& out, size_t i, const Node& node, const std::string& outputs,
+                 const LocationOverrides& locations) {
+  out += "  n";
+  append_integer(out, i);
+  out += " [label=\"%";
+  append_integer(out, i);
+  out += ' ';
+  out += op_name(node.op);
+  const std::string attributes = attributes_text(node);
+  if (!attributes.empty()) {
+    out += "\\n";
+    append_escaped(out, attributes);
+  }
+  out += "\\n";
+  out += type_text(node.dtype, node.shape);
+  if (!outputs.empty()) {
+    out += "\\noutput ";
+    out += outputs;
+  }
+  out += '"';
+  if (op_info(node.op).kind == OpKind::Leaf) {
+    if (node.op == Op::Data) out += ", shape=cylinder";
+    out += ", style=filled, fillcolor=\"#e4e4e4\"";
+  }
+  if (!outputs.empty()) out += ", color=\"#d62728\", penwidth=2.5";
+  const TextLocation location = location_of(node, locations);
+  if (!location.file.empty()) {
+    out += ", tooltip=\"";
+    append_escaped(out, location.file);
+    out += ':';
+    append_integer(out, location.line);
+    out += ':';
+    append_integer(out, location.column);
+    out += '"';
+  }
+  out += "];\n";
+}
+
+// One edge per input of node i, labelled by the input's position when there are several; an input
+// outside the graph comes from `missing`. Returns whether there was one.
+bool append_input_edges(std::string& out, size_t i, const Node& node,
+                        const std::unordered_map<const Node*, int64_t>& positions) {
+  bool has_missing = false;
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    const auto found = positions.find(node.inputs[k].get());
+    out += "  ";
+    if (found == positions.end()) {
+      has_missing = true;
+      out += "missing";
+    } else {
+      out += 'n';
+      append_integer(out, found->second);
+    }
+    out += " -> n";
+    append_integer(out, i);
+    if (node.inputs.size() > 1) {
+      out += " [label=\"";
+      append_integer(out, k);
+      out += "\"]";
+    }
+    out += ";\n";
+  }
+  return has_missing;
 }
 
 }  // namespace
@@ -49,65 +118,17 @@ std::string graph_to_dot(const Graph& graph, const LocationOverrides& locations)
   out += "  edge [fontname=\"monospace\", fontsize=10];\n";
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node* node = graph.nodes[i].get();
-    out += "  n";
-    append_integer(out, i);
-    out += " [label=\"%";
-    append_integer(out, i);
     if (node == nullptr) {
+      out += "  n";
+      append_integer(out, i);
+      out += " [label=\"%";
+      append_integer(out, i);
       out += " <null>\", color=red];\n";
       continue;
     }
-    out += ' ';
-    out += op_name(node->op);
-    const std::string attributes = attributes_text(*node);
-    if (!attributes.empty()) {
-      out += "\\n";
-      append_escaped(out, attributes);
-    }
-    out += "\\n";
-    out += type_text(node->dtype, node->shape);
     const auto output = output_numbers.find(static_cast<int64_t>(i));
-    if (output != output_numbers.end()) {
-      out += "\\noutput ";
-      out += output->second;
-    }
-    out += '"';
-    if (op_info(node->op).kind == OpKind::Leaf) {
-      if (node->op == Op::Data) out += ", shape=cylinder";
-      out += ", style=filled, fillcolor=\"#e4e4e4\"";
-    }
-    if (output != output_numbers.end()) out += ", color=\"#d62728\", penwidth=2.5";
-    const TextLocation location = location_of(*node, locations);
-    if (!location.file.empty()) {
-      out += ", tooltip=\"";
-      append_escaped(out, location.file);
-      out += ':';
-      append_integer(out, location.line);
-      out += ':';
-      append_integer(out, location.column);
-      out += '"';
-    }
-    out += "];\n";
-
-    for (size_t k = 0; k < node->inputs.size(); ++k) {
-      const auto found = positions.find(node->inputs[k].get());
-      out += "  ";
-      if (found == positions.end()) {
-        has_missing = true;
-        out += "missing";
-      } else {
-        out += 'n';
-        append_integer(out, found->second);
-      }
-      out += " -> n";
-      append_integer(out, i);
-      if (node->inputs.size() > 1) {
-        out += " [label=\"";
-        append_integer(out, k);
-        out += "\"]";
-      }
-      out += ";\n";
-    }
+    append_node(out, i, *node, output == output_numbers.end() ? "" : output->second, locations);
+    has_missing = append_input_edges(out, i, *node, positions) || has_missing;
   }
   if (has_missing) {
     out += "  missing [label=\"not in the graph\", shape=octagon, color=\"#d62728\"];\n";
