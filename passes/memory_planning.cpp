@@ -115,17 +115,21 @@ struct FreeBuffer {
   std::vector<int> touched_by;  // the kernels that wrote or read the value it last held
 };
 
-plan::MemoryPlan plan_memory(const plan::FusionPlan& plan, const plan::Schedule& schedule,
-                             const ir::Graph& graph) {
-  const int kernel_count = static_cast<int>(plan.kernels.size());
-  const HappensBefore happens_before(schedule, kernel_count);
-  std::vector<int> launch_position(kernel_count);
-  for (int i = 0; i < kernel_count; ++i) launch_position[schedule.order[i]] = i;
-
-  std::unordered_set<const ir::Node*> graph_outputs;
-  for (const auto& output : graph.outputs) graph_outputs.insert(output.get());
+/// The values a plan may place: kernel outputs that are neither graph outputs nor data leaves,
+/// with their producer, readers and last use.
+struct Intermediates {
   std::vector<Value> values;
   std::unordered_map<const ir::Node*, int> value_of;
+};
+
+Intermediates collect_intermediates(const plan::FusionPlan& plan, const ir::Graph& graph,
+                                    const std::vector<int>& launch_position) {
+  const int kernel_count = static_cast<int>(plan.kernels.size());
+  std::unordered_set<const ir::Node*> graph_outputs;
+  for (const auto& output : graph.outputs) graph_outputs.insert(output.get());
+  Intermediates intermediates;
+  std::vector<Value>& values = intermediates.values;
+  std::unordered_map<const ir::Node*, int>& value_of = intermediates.value_of;
   for (int k = 0; k < kernel_count; ++k) {
     for (const auto& output : plan.kernels[k].outputs) {
       if (graph_outputs.count(output.get()) || output->op == ir::Op::Data) continue;
@@ -144,6 +148,36 @@ plan::MemoryPlan plan_memory(const plan::FusionPlan& plan, const plan::Schedule&
       value.last_use = std::max(value.last_use, launch_position[k]);
     }
   }
+  return intermediates;
+}
+
+/// The planned inputs of `kernel`, launched at `position`, that die there: read last by it, all
+/// other readers finished.
+std::vector<int> dying_inputs(const plan::Kernel& kernel, int position,
+                              const Intermediates& intermediates) {
+  std::vector<int> dying;
+  for (const auto& input : kernel.inputs) {
+    const auto found = intermediates.value_of.find(input.get());
+    if (found == intermediates.value_of.end() ||
+        intermediates.values[found->second].last_use != position) {
+      continue;
+    }
+    if (std::find(dying.begin(), dying.end(), found->second) == dying.end()) {
+      dying.push_back(found->second);
+    }
+  }
+  return dying;
+}
+
+plan::MemoryPlan plan_memory(const plan::FusionPlan& plan, const plan::Schedule& schedule,
+                             const ir::Graph& graph) {
+  const int kernel_count = static_cast<int>(plan.kernels.size());
+  const HappensBefore happens_before(schedule, kernel_count);
+  std::vector<int> launch_position(kernel_count);
+  for (int i = 0; i < kernel_count; ++i) launch_position[schedule.order[i]] = i;
+  Intermediates intermediates = collect_intermediates(plan, graph, launch_position);
+  std::vector<Value>& values = intermediates.values;
+  const std::unordered_map<const ir::Node*, int>& value_of = intermediates.value_of;
 
   plan::MemoryPlan memory;
   std::map<int64_t, std::vector<FreeBuffer>> free_by_class;
@@ -155,15 +189,7 @@ plan::MemoryPlan plan_memory(const plan::FusionPlan& plan, const plan::Schedule&
   for (int position = 0; position < kernel_count; ++position) {
     const int k = schedule.order[position];
     const plan::Kernel& kernel = plan.kernels[k];
-    // The planned inputs that die here: read last by this kernel, all other readers finished.
-    std::vector<int> dying;
-    for (const auto& input : kernel.inputs) {
-      const auto found = value_of.find(input.get());
-      if (found == value_of.end() || values[found->second].last_use != position) continue;
-      if (std::find(dying.begin(), dying.end(), found->second) == dying.end()) {
-        dying.push_back(found->second);
-      }
-    }
+    const std::vector<int> dying = dying_inputs(kernel, position, intermediates);
     std::vector<int> overwritten;  // dying inputs whose buffer an output took over
     for (const auto& output : kernel.outputs) {
       const auto found = value_of.find(output.get());
