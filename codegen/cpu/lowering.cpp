@@ -634,6 +634,35 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     end_phase();
   }
 
+  /// A final-loop output that reads a reduction's input (softmax's e / sum(e) reads e) gets
+  /// that input's value stored into it by the reduction's loop, and the final loop reads it
+  /// back instead of computing it again.
+  struct Stash {
+    const Node* output;
+    const Node* input;
+  };
+
+  /// The stashes each stage's loop writes.
+  std::vector<std::vector<Stash>> stashes_by_stage(const plan::ReductionLoops& loops) const {
+    const std::vector<std::vector<const Node*>>& stages = loops.stages;
+    std::vector<std::vector<Stash>> stashed(stages.size());
+    for (const Node* output : loops.in_final_loop) {
+      bool found = false;
+      for (size_t s = 0; s < stages.size() && !found; ++s) {
+        for (const Node* reduction : stages[s]) {
+          const Node* input = reduction->inputs[0].get();
+          if (layout_.position.contains(input) && input->dtype == output->dtype &&
+              reads(output, input)) {
+            stashed[s].push_back({output, input});
+            found = true;
+            break;
+          }
+        }
+      }
+    }
+    return stashed;
+  }
+
   /// For each kept position: a loop nest over the reduced elements per stage, the kept-shaped
   /// outputs, then the final nest (kernel_layout.h).
   void emit_reduction_phase(const plan::ReductionLoops& loops) {
@@ -650,28 +679,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
       return;
     }
 
-    // A final-loop output that reads a reduction's input (softmax's e / sum(e) reads e) gets
-    // that input's value stored into it by the reduction's loop, and the final loop reads it
-    // back instead of computing it again.
-    struct Stash {
-      const Node* output;
-      const Node* input;
-    };
-    std::vector<std::vector<Stash>> stashed(stages.size());
-    for (const Node* output : loops.in_final_loop) {
-      bool found = false;
-      for (size_t s = 0; s < stages.size() && !found; ++s) {
-        for (const Node* reduction : stages[s]) {
-          const Node* input = reduction->inputs[0].get();
-          if (layout_.position.contains(input) && input->dtype == output->dtype &&
-              reads(output, input)) {
-            stashed[s].push_back({output, input});
-            found = true;
-            break;
-          }
-        }
-      }
-    }
+    const std::vector<std::vector<Stash>> stashed = stashes_by_stage(loops);
 
     const int64_t nests =
         static_cast<int64_t>(stages.size()) + (loops.in_final_loop.empty() ? 0 : 1);
