@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>

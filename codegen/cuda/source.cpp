@@ -1,7 +1,6 @@
 #include "codegen/cuda/source.h"
 
 #include <algorithm>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
