@@ -537,16 +537,18 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     return builder_.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), state_, 2 * r + slot);
   }
 
+  /// A reduction of a whole tensor split over threads: each reduces its chunk into state slots
+  /// (the partial phase), the runtime combines the slots, and the finish phase reads the results.
   void emit_split_reduction(const std::vector<const Node*>& reductions,
                             const plan::ReductionLoops& loops) {
-    const Shape& input_shape = loops.input_shape;
-    const int64_t reduced = loops.reduced;
-    const std::vector<const Node*>& at_kept = loops.at_kept;
-    const std::vector<const Node*>& in_final_loop = loops.in_final_loop;
-    const Node& first = *reductions.front();
-    llvm::Type* i64 = builder_.getInt64Ty();
+    emit_partial_phase(reductions, loops);
+    emit_finish_phase(reductions, loops);
+  }
 
-    begin_phase(&first, 1, Phase::Kind::Partial, reduced);
+  /// Each thread's chunk reduced into its state slots; the first loop's outputs stored on the way.
+  void emit_partial_phase(const std::vector<const Node*>& reductions,
+                          const plan::ReductionLoops& loops) {
+    begin_phase(reductions.front(), 1, Phase::Kind::Partial, loops.reduced);
     for (const Node* reduction : reductions) {
       phases_.back().reductions.emplace_back(reduction->op, reduction->inputs[0]->dtype);
     }
@@ -556,7 +558,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
         begin_, end_,
         [&](Value* r) {
           memo_.clear();
-          Index index{&input_shape, {}, r};
+          Index index{&loops.input_shape, {}, r};
           for (size_t j = 0; j < reductions.size(); ++j) {
             update_accumulator(reductions[j], accumulators[j],
                                input_value(*reductions[j], 0, index), {});
@@ -567,54 +569,60 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
         },
         /*interleave=*/true);
     for (size_t j = 0; j < reductions.size(); ++j) {
-      const DType dtype = reductions[j]->inputs[0]->dtype;
-      Value* value =
-          builder_.CreateLoad(accumulators[j].value->getAllocatedType(), accumulators[j].value);
-      if (is_floating(dtype)) {
-        if (!value->getType()->isDoubleTy())
-          value = builder_.CreateFPExt(value, builder_.getDoubleTy());
-        value = builder_.CreateBitCast(value, i64);
-      } else if (dtype == bool_) {
-        value = builder_.CreateZExt(value, i64);
-      } else {
-        value = builder_.CreateSExtOrTrunc(value, i64);
-      }
-      builder_.CreateStore(value, state_slot(j, 0));
-      Value* seen_nan = builder_.getFalse();
-      if (accumulators[j].flag) {
-        seen_nan = builder_.CreateLoad(builder_.getInt1Ty(), accumulators[j].flag);
-      }
-      builder_.CreateStore(builder_.CreateZExt(seen_nan, i64), state_slot(j, 1));
+      store_state(j, reductions[j]->inputs[0]->dtype, accumulators[j]);
     }
     end_phase();
+  }
 
-    // The results come from the combined state; loop-2 outputs run over this chunk.
-    begin_phase(&first, 1, Phase::Kind::Finish, in_final_loop.empty() ? 1 : reduced);
+  /// Reduction j's accumulator written to its state slots (state_slot).
+  void store_state(size_t j, DType dtype, const Accumulator& accumulator) {
+    llvm::Type* i64 = builder_.getInt64Ty();
+    Value* value = builder_.CreateLoad(accumulator.value->getAllocatedType(), accumulator.value);
+    if (is_floating(dtype)) {
+      if (!value->getType()->isDoubleTy())
+        value = builder_.CreateFPExt(value, builder_.getDoubleTy());
+      value = builder_.CreateBitCast(value, i64);
+    } else if (dtype == bool_) {
+      value = builder_.CreateZExt(value, i64);
+    } else {
+      value = builder_.CreateSExtOrTrunc(value, i64);
+    }
+    builder_.CreateStore(value, state_slot(j, 0));
+    Value* seen_nan = builder_.getFalse();
+    if (accumulator.flag) seen_nan = builder_.CreateLoad(builder_.getInt1Ty(), accumulator.flag);
+    builder_.CreateStore(builder_.CreateZExt(seen_nan, i64), state_slot(j, 1));
+  }
+
+  /// The result of reduction j (`reduction`), read from its combined state slots.
+  Value* load_state(size_t j, const Node& reduction) {
+    llvm::Type* i64 = builder_.getInt64Ty();
+    const DType dtype = reduction.inputs[0]->dtype;
+    Value* bits = builder_.CreateLoad(i64, state_slot(j, 0));
+    if (!is_floating(dtype)) return builder_.CreateTrunc(bits, value_type(context_, dtype));
+    Value* value = builder_.CreateBitCast(bits, builder_.getDoubleTy());
+    if (dtype == float32) value = builder_.CreateFPTrunc(value, builder_.getFloatTy());
+    if (reduction.op == Op::Sum) return value;
+    Value* seen_nan =
+        builder_.CreateICmpNE(builder_.CreateLoad(i64, state_slot(j, 1)), constant(0));
+    return builder_.CreateSelect(seen_nan, llvm::ConstantFP::getNaN(value->getType()), value);
+  }
+
+  /// The results, from the combined state: the first thread stores the outputs at the kept
+  /// index, and each thread runs the final loop's outputs over its chunk.
+  void emit_finish_phase(const std::vector<const Node*>& reductions,
+                         const plan::ReductionLoops& loops) {
+    const std::vector<const Node*>& in_final_loop = loops.in_final_loop;
+    begin_phase(reductions.front(), 1, Phase::Kind::Finish,
+                in_final_loop.empty() ? 1 : loops.reduced);
     for (size_t j = 0; j < reductions.size(); ++j) {
-      const Node& reduction = *reductions[j];
-      const DType dtype = reduction.inputs[0]->dtype;
-      Value* bits = builder_.CreateLoad(i64, state_slot(j, 0));
-      Value* value = nullptr;
-      if (is_floating(dtype)) {
-        value = builder_.CreateBitCast(bits, builder_.getDoubleTy());
-        if (dtype == float32) value = builder_.CreateFPTrunc(value, builder_.getFloatTy());
-        if (reduction.op != Op::Sum) {
-          Value* seen_nan =
-              builder_.CreateICmpNE(builder_.CreateLoad(i64, state_slot(j, 1)), constant(0));
-          value =
-              builder_.CreateSelect(seen_nan, llvm::ConstantFP::getNaN(value->getType()), value);
-        }
-      } else {
-        value = builder_.CreateTrunc(bits, value_type(context_, dtype));
-      }
-      reduction_values_[&reduction] = value;
+      reduction_values_[reductions[j]] = load_state(j, *reductions[j]);
     }
     llvm::BasicBlock* results = llvm::BasicBlock::Create(context_, "results", function_);
     llvm::BasicBlock* rest = llvm::BasicBlock::Create(context_, "rest", function_);
     builder_.CreateCondBr(builder_.CreateICmpEQ(begin_, constant(0)), results, rest);
     builder_.SetInsertPoint(results);
     memo_.clear();
-    for (const Node* output : at_kept) {
+    for (const Node* output : loops.at_kept) {
       Index index{&output->shape, {}, constant(0)};
       store(output, emit_value(output, index), constant(0));
     }
@@ -624,7 +632,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     if (!in_final_loop.empty()) {
       emit_loop(begin_, end_, [&](Value* r) {
         memo_.clear();
-        Index index{&input_shape, {}, r};
+        Index index{&loops.input_shape, {}, r};
         for (const Node* output : in_final_loop) store(output, emit_value(output, index), r);
         memo_.clear();
       });
@@ -666,8 +674,6 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
   /// outputs, then the final nest (kernel_layout.h).
   void emit_reduction_phase(const plan::ReductionLoops& loops) {
     const std::vector<std::vector<const Node*>>& stages = loops.stages;
-    const Shape& input_shape = loops.input_shape;
-    const std::vector<int64_t>& axes = loops.axes;
     const bool has_index = std::any_of(stages.front().begin(), stages.front().end(),
                                        [](const Node* r) { return is_index_reduction(*r); });
     if (loops.kept == 1 && loops.reduced >= kSplitReductionElements && !has_index) {
@@ -679,80 +685,95 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     }
 
     const std::vector<std::vector<Stash>> stashed = stashes_by_stage(loops);
-
     const int64_t nests =
         static_cast<int64_t>(stages.size()) + (loops.in_final_loop.empty() ? 0 : 1);
     begin_phase(stages.front().front(), loops.reduced * nests);
     emit_loop(begin_, end_, [&](Value* k) {
-      Index kept_index{&loops.kept_shape, {}, k};
-      const std::vector<Value*> kept_dims = dims_of(kept_index);
-      std::vector<Value*> fixed(input_shape.size(), nullptr);
-      for (size_t d = 0, next = 0; d < input_shape.size(); ++d) {
-        if (std::find(axes.begin(), axes.end(), int64_t(d)) == axes.end()) {
-          fixed[d] = kept_dims[next++];
-        }
-      }
-      for (size_t s = 0; s < stages.size(); ++s) {
-        const std::vector<const Node*>& reductions = stages[s];
-        std::vector<Accumulator> accumulators;
-        for (const Node* reduction : reductions) {
-          accumulators.push_back(start_accumulator(reduction));
-        }
-        emit_nest(
-            input_shape, axes, fixed,
-            [&](const std::vector<Value*>& dims) {
-              memo_.clear();
-              Index index{&input_shape, dims, nullptr};
-              for (size_t r = 0; r < reductions.size(); ++r) {
-                Value* x = input_value(*reductions[r], 0, index);
-                update_accumulator(reductions[r], accumulators[r], x, dims);
-              }
-              if (s == 0) {
-                for (const Node* output : loops.in_first_loop) {
-                  store(output, emit_value(output, index), linear_of(index));
-                }
-              }
-              for (const Stash& stash : stashed[s]) {
-                store(stash.output, emit_value(stash.input, index), linear_of(index));
-              }
-              memo_.clear();
-            },
-            /*accumulating=*/true);
-        for (size_t r = 0; r < reductions.size(); ++r) {
-          reduction_values_[reductions[r]] = finish_accumulator(reductions[r], accumulators[r]);
-        }
-      }
+      const std::vector<Value*> fixed = kept_dimensions(loops, k);
+      for (size_t s = 0; s < stages.size(); ++s) emit_stage_nest(loops, s, stashed[s], fixed);
       for (const Node* output : loops.at_kept) {
         Index index{&output->shape, {}, k};
         store(output, emit_value(output, index), k);
       }
       memo_.clear();
-      if (!loops.in_final_loop.empty()) {
-        emit_nest(
-            input_shape, axes, fixed,
-            [&](const std::vector<Value*>& dims) {
-              memo_.clear();
-              Index index{&input_shape, dims, nullptr};
-              for (const std::vector<Stash>& stage_stashes : stashed) {
-                for (const Stash& stash : stage_stashes) {
-                  llvm::Type* type = storage_type(context_, stash.output->dtype);
-                  Value* address = builder_.CreateInBoundsGEP(type, output_pointer(stash.output),
-                                                              linear_of(index));
-                  Value* stored = builder_.CreateAlignedLoad(
-                      type, address, llvm::Align(dtype_size(stash.output->dtype)));
-                  remember(stash.input, index, from_storage(builder_, stash.output->dtype, stored));
-                }
-              }
-              for (const Node* output : loops.in_final_loop) {
-                store(output, emit_value(output, index), linear_of(index));
-              }
-              memo_.clear();
-            },
-            /*accumulating=*/false);
-      }
+      if (!loops.in_final_loop.empty()) emit_final_nest(loops, stashed, fixed);
       reduction_values_.clear();
     });
     end_phase();
+  }
+
+  /// The index of the input at kept position k: one value per input dimension, the kept
+  /// dimensions' indices and nullptr for the reduced ones (which emit_nest loops over).
+  std::vector<Value*> kept_dimensions(const plan::ReductionLoops& loops, Value* k) {
+    Index kept_index{&loops.kept_shape, {}, k};
+    const std::vector<Value*> kept_dims = dims_of(kept_index);
+    std::vector<Value*> fixed(loops.input_shape.size(), nullptr);
+    for (size_t d = 0, next = 0; d < loops.input_shape.size(); ++d) {
+      if (std::find(loops.axes.begin(), loops.axes.end(), int64_t(d)) == loops.axes.end()) {
+        fixed[d] = kept_dims[next++];
+      }
+    }
+    return fixed;
+  }
+
+  /// Stage s's nest over the reduced elements: its reductions accumulate, the first stage stores
+  /// the first loop's outputs, and the stage's stashes are written; the results are then known.
+  void emit_stage_nest(const plan::ReductionLoops& loops, size_t s,
+                       const std::vector<Stash>& stashes, const std::vector<Value*>& fixed) {
+    const std::vector<const Node*>& reductions = loops.stages[s];
+    std::vector<Accumulator> accumulators;
+    for (const Node* reduction : reductions) accumulators.push_back(start_accumulator(reduction));
+    emit_nest(
+        loops.input_shape, loops.axes, fixed,
+        [&](const std::vector<Value*>& dims) {
+          memo_.clear();
+          Index index{&loops.input_shape, dims, nullptr};
+          for (size_t r = 0; r < reductions.size(); ++r) {
+            Value* x = input_value(*reductions[r], 0, index);
+            update_accumulator(reductions[r], accumulators[r], x, dims);
+          }
+          if (s == 0) {
+            for (const Node* output : loops.in_first_loop) {
+              store(output, emit_value(output, index), linear_of(index));
+            }
+          }
+          for (const Stash& stash : stashes) {
+            store(stash.output, emit_value(stash.input, index), linear_of(index));
+          }
+          memo_.clear();
+        },
+        /*accumulating=*/true);
+    for (size_t r = 0; r < reductions.size(); ++r) {
+      reduction_values_[reductions[r]] = finish_accumulator(reductions[r], accumulators[r]);
+    }
+  }
+
+  /// The final nest: the final loop's outputs, reading each stashed value back instead of
+  /// computing it again.
+  void emit_final_nest(const plan::ReductionLoops& loops,
+                       const std::vector<std::vector<Stash>>& stashed,
+                       const std::vector<Value*>& fixed) {
+    emit_nest(
+        loops.input_shape, loops.axes, fixed,
+        [&](const std::vector<Value*>& dims) {
+          memo_.clear();
+          Index index{&loops.input_shape, dims, nullptr};
+          for (const std::vector<Stash>& stage_stashes : stashed) {
+            for (const Stash& stash : stage_stashes) {
+              llvm::Type* type = storage_type(context_, stash.output->dtype);
+              Value* address =
+                  builder_.CreateInBoundsGEP(type, output_pointer(stash.output), linear_of(index));
+              Value* stored = builder_.CreateAlignedLoad(
+                  type, address, llvm::Align(dtype_size(stash.output->dtype)));
+              remember(stash.input, index, from_storage(builder_, stash.output->dtype, stored));
+            }
+          }
+          for (const Node* output : loops.in_final_loop) {
+            store(output, emit_value(output, index), linear_of(index));
+          }
+          memo_.clear();
+        },
+        /*accumulating=*/false);
   }
 
   const plan::Kernel& kernel_;
