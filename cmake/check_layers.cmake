@@ -1,21 +1,21 @@
-# The folders are layers, each including only the ones before it (layers.cmake, ARCHITECTURE.md).
-# Run as a build step (cmake -DSOURCE_DIR=... -DSTAMP=... -P check_layers.cmake): an include of a
-# later layer fails the build, naming the file, the line and what the layer may include.
+# The layers include only the layers they build on (layers.cmake, ARCHITECTURE.md). Run as a
+# build step (cmake -DSOURCE_DIR=... -DSTAMP=... -P check_layers.cmake): any other include of a
+# layer fails the build, naming the file, the line and what the layer may include.
+cmake_minimum_required(VERSION 3.25)
 include(${CMAKE_CURRENT_LIST_DIR}/layers.cmake)
-set(layers ${lazuli_layers})
 set(violations "")
-foreach(layer IN LISTS layers)
-  list(FIND layers ${layer} position)
-  list(SUBLIST layers 0 ${position} earlier)
+foreach(layer IN LISTS lazuli_layers)
+  lazuli_layer_reach(${layer} reach)
   file(GLOB_RECURSE sources "${SOURCE_DIR}/${layer}/*.h" "${SOURCE_DIR}/${layer}/*.cpp")
   foreach(source IN LISTS sources)
     file(STRINGS "${source}" includes REGEX "^#include \"[a-z_]+/")
     foreach(line IN LISTS includes)
       string(REGEX REPLACE "^#include \"([a-z_]+)/.*" "\\1" included "${line}")
-      list(FIND layers ${included} included_position)
-      if(included_position GREATER position)
+      if(included IN_LIST lazuli_layers AND NOT included STREQUAL layer
+         AND NOT included IN_LIST reach)
         file(RELATIVE_PATH relative "${SOURCE_DIR}" "${source}")
-        string(JOIN ", " allowed ${earlier} ${layer})
+        list(SORT reach)
+        string(JOIN ", " allowed ${reach} ${layer})
         string(APPEND violations
                "  ${relative}: ${line}: ${layer}/ may include only ${allowed} (and lazuli/)\n")
       endif()
