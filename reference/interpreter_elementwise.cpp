@@ -86,20 +86,6 @@ void broadcast_binary(const ir::Node& node, const In* a, const In* b, Out* out, 
                   });
 }
 
-/// numpy's maximum/minimum: a NaN operand makes the result NaN.
-template <class T>
-T nan_propagating_maximum(T a, T b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  return a >= b ? a : b;
-}
-template <class T>
-T nan_propagating_minimum(T a, T b) {
-  if (std::isnan(a)) return a;
-  if (std::isnan(b)) return b;
-  return a <= b ? a : b;
-}
-
 template <class T>
 void arithmetic(const ir::Node& node, const T* a, const T* b, T* out) {
   const auto run = [&](auto function) { broadcast_binary(node, a, b, out, function); };

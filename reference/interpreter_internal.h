@@ -1,11 +1,10 @@
-// What the interpreter's files share: dtype dispatch, wrapping integer arithmetic, strided walks
-// over row-major index spaces, and one entry point per op family.
+// What the interpreter's files share: dtype dispatch, element conversion, strided walks over
+// row-major index spaces, and one entry point per op family.
 #pragma once
 
 #include <array>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -13,7 +12,7 @@
 #include "ir/node.h"
 #include "lazuli/dtype.h"
 #include "memory/buffer.h"
-#include "reference/counter_rng.h"
+#include "reference/scalar_semantics.h"
 
 namespace lz::reference::detail {
 
@@ -35,56 +34,6 @@ inline constexpr bool kIsFloating = std::is_floating_point_v<T>;
 template <class T>
 inline constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 
-// Signed overflow is undefined behaviour, so integer arithmetic happens in the unsigned type of
-// the same width, which wraps; converting back is two's complement (defined since C++20).
-template <class T>
-T wrapping_add(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
-}
-template <class T>
-T wrapping_sub(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) - static_cast<U>(b));
-}
-template <class T>
-T wrapping_mul(T a, T b) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(a) * static_cast<U>(b));
-}
-
-/// base ** exponent with wrapping multiplication; a negative exponent gives the integer part of
-/// the real result (1 for base 1, +-1 for base -1, otherwise 0).
-template <class T>
-T integer_pow(T base, T exponent) {
-  if (exponent < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (exponent & 1) != 0 ? -1 : 1;
-    return 0;
-  }
-  using U = std::make_unsigned_t<T>;
-  U result = 1;
-  U factor = static_cast<U>(base);
-  for (U remaining = static_cast<U>(exponent); remaining != 0; remaining >>= 1) {
-    if ((remaining & 1) != 0) result *= factor;
-    factor *= factor;
-  }
-  return static_cast<T>(result);
-}
-
-/// A floating value converted to integer type T: NaN gives 0, otherwise truncation toward zero,
-/// saturating at T's range.
-template <class T>
-T saturating_float_to_integer(double value) {
-  // Both bounds are powers of two, so they are exact doubles.
-  constexpr double kLow = static_cast<double>(std::numeric_limits<T>::min());
-  constexpr double kHigh = -kLow;  // one past the largest value
-  if (std::isnan(value)) return 0;
-  if (value < kLow) return std::numeric_limits<T>::min();
-  if (value >= kHigh) return std::numeric_limits<T>::max();
-  return static_cast<T>(value);
-}
-
 /// `value` converted to element type To by the rules of `astype`.
 template <class To, class From>
 To convert_element(From value) {
@@ -96,22 +45,6 @@ To convert_element(From value) {
     // int -> int wraps (two's complement), bool -> number is 0 or 1, int -> float and
     // float64 -> float32 round to nearest.
     return static_cast<To>(value);
-  }
-}
-
-/// Element i of random_uniform(seed, low, high) in element type T (not bool). Floating values
-/// stay below `high` after rounding; integers are the floor, saturated.
-template <class T>
-T uniform_element_as(uint64_t seed, uint64_t i, double low, double high) {
-  const double value = uniform_element(seed, i, low, high);
-  if constexpr (kIsFloating<T>) {
-    // Rounding to float32 can reach `high` itself; the range is half-open in every dtype.
-    const T rounded = static_cast<T>(value);
-    return rounded >= static_cast<T>(high) && low < high
-               ? std::nextafter(static_cast<T>(high), static_cast<T>(low))
-               : rounded;
-  } else {
-    return saturating_float_to_integer<T>(std::floor(value));
   }
 }
 

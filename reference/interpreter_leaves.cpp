@@ -59,7 +59,7 @@ void random_normal(const ir::Node& node, T* out) {
     const double mean = node.params[0].floating;
     const double std = node.params[1].floating;
     for (int64_t i = 0; i < node.size(); ++i) {
-      out[i] = static_cast<T>(normal_element(node.seed, static_cast<uint64_t>(i), mean, std));
+      out[i] = normal_element_as<T>(node.seed, static_cast<uint64_t>(i), mean, std);
     }
   } else {
     fail_unsupported_dtype(node, node.dtype);

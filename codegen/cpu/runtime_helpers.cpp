@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "reference/counter_rng.h"
-#include "reference/interpreter_internal.h"
+#include "reference/scalar_semantics.h"
 
 namespace {
 
-using lz::reference::detail::integer_pow;
-using lz::reference::detail::uniform_element_as;
+using lz::reference::integer_pow;
+using lz::reference::normal_element_as;
+using lz::reference::uniform_element_as;
 
 template <class T>
 T random_uniform(uint64_t seed, int64_t i, double low, double high) {
@@ -19,7 +19,7 @@ T random_uniform(uint64_t seed, int64_t i, double low, double high) {
 
 template <class T>
 T random_normal(uint64_t seed, int64_t i, double mean, double std) {
-  return static_cast<T>(lz::reference::normal_element(seed, static_cast<uint64_t>(i), mean, std));
+  return normal_element_as<T>(seed, static_cast<uint64_t>(i), mean, std);
 }
 
 template <class Function>

@@ -49,9 +49,11 @@ std::string unary_floating(Op op, DType dtype, const std::string& x) {
 std::string unary_integer(Op op, DType dtype, const std::string& x) {
   const std::string zero = dtype == int32 ? "0" : "(lz_i64)0";
   switch (op) {
-    case Op::Neg: return "lz_wrap_sub(" + zero + ", " + x + ")";
-    case Op::Abs: return "((" + x + ") < 0 ? lz_wrap_sub(" + zero + ", " + x + ") : (" + x + "))";
-    case Op::Square: return "lz_wrap_mul(" + x + ", " + x + ")";
+    case Op::Neg: return reference_call("wrapping_sub", dtype, zero + ", " + x);
+    case Op::Abs:
+      return "((" + x + ") < 0 ? " + reference_call("wrapping_sub", dtype, zero + ", " + x) +
+             " : (" + x + "))";
+    case Op::Square: return reference_call("wrapping_mul", dtype, x + ", " + x);
     case Op::Relu: return "((" + x + ") > 0 ? (" + x + ") : " + zero + ")";
     default: fail(op, dtype);
   }
@@ -86,11 +88,16 @@ const char* storage_type(DType dtype) {
   return dtype == bool_ ? "lz_bool_storage" : value_type(dtype);
 }
 
+std::string reference_call(const char* function, DType dtype, const std::string& arguments) {
+  return std::string("lz::reference::") + function + "<" + value_type(dtype) + ">(" + arguments +
+         ")";
+}
+
 std::string cast_expression(DType from, DType to, const std::string& x) {
   if (from == to) return x;
   if (to == bool_) return "((" + x + ") != 0)";  // NaN != 0, so NaN becomes true
   if (is_floating(from) && is_integer(to)) {
-    return (to == int32 ? "lz_to_i32((double)(" : "lz_to_i64((double)(") + x + "))";
+    return reference_call("saturating_float_to_integer", to, "(double)(" + x + ")");
   }
   // int -> int wraps (two's complement), bool -> 0 or 1, to float rounds to nearest.
   return "(" + std::string(value_type(to)) + ")(" + x + ")";
@@ -115,20 +122,17 @@ std::string binary_expression(Op op, DType dtype, const std::string& x, const st
       case Op::Mul: return "((" + x + ") * (" + y + "))";
       case Op::Div: return "((" + x + ") / (" + y + "))";
       case Op::Pow: return math_call(dtype, "pow", x + ", " + y);
-      case Op::Maximum: return "lz_maximum(" + x + ", " + y + ")";
-      case Op::Minimum: return "lz_minimum(" + x + ", " + y + ")";
+      case Op::Maximum: return reference_call("nan_propagating_maximum", dtype, x + ", " + y);
+      case Op::Minimum: return reference_call("nan_propagating_minimum", dtype, x + ", " + y);
       default: fail(op, dtype);
     }
   }
   if (is_integer(dtype)) {
     switch (op) {
-      case Op::Add: return "lz_wrap_add(" + x + ", " + y + ")";
-      case Op::Sub: return "lz_wrap_sub(" + x + ", " + y + ")";
-      case Op::Mul: return "lz_wrap_mul(" + x + ", " + y + ")";
-      case Op::Pow:
-        return std::string(dtype == int32 ? "lz_integer_pow<int, unsigned>("
-                                          : "lz_integer_pow<lz_i64, lz_u64>(") +
-               x + ", " + y + ")";
+      case Op::Add: return reference_call("wrapping_add", dtype, x + ", " + y);
+      case Op::Sub: return reference_call("wrapping_sub", dtype, x + ", " + y);
+      case Op::Mul: return reference_call("wrapping_mul", dtype, x + ", " + y);
+      case Op::Pow: return reference_call("integer_pow", dtype, x + ", " + y);
       case Op::Maximum: return "((" + x + ") < (" + y + ") ? (" + y + ") : (" + x + "))";
       case Op::Minimum: return "((" + y + ") < (" + x + ") ? (" + y + ") : (" + x + "))";
       default: fail(op, dtype);

@@ -14,6 +14,10 @@ const char* value_type(DType dtype);
 /// The C++ type of a buffer element ("lz_bool_storage" for bools).
 const char* storage_type(DType dtype);
 
+/// A call of a function of reference/scalar_semantics.h (which the preamble embeds) for values
+/// of `dtype`: "lz::reference::<function><float>(<arguments>)".
+std::string reference_call(const char* function, DType dtype, const std::string& arguments);
+
 /// `x`, a value of `from`, converted to `to` by the rules of astype.
 std::string cast_expression(DType from, DType to, const std::string& x);
 /// op(x) for a unary op (not astype) over `dtype`. Throws lz::Error when `dtype` has no form.

@@ -83,10 +83,10 @@ void update_state(SourceWriter& out, const ReductionState& r, const std::string&
   const std::string nan = state_name("nan", r);
   switch (r.node->op) {
     case Op::Sum:
-      out.line(
-          acc + " = " +
-          (is_floating(r.dtype) ? acc + " + (double)" + x : "lz_wrap_add(" + acc + ", " + x + ")") +
-          ";");
+      out.line(acc + " = " +
+               (is_floating(r.dtype) ? acc + " + (double)" + x
+                                     : reference_call("wrapping_add", r.dtype, acc + ", " + x)) +
+               ";");
       return;
     case Op::Argmax:
     case Op::Argmin: {
@@ -128,8 +128,9 @@ void combine_state(SourceWriter& out, const ReductionState& r, const char* other
   switch (r.node->op) {
     case Op::Sum:
       out.line(acc + " = " +
-               (is_floating(r.dtype) ? acc + " + " + other_acc
-                                     : "lz_wrap_add(" + acc + ", " + other_acc + ")") +
+               (is_floating(r.dtype)
+                    ? acc + " + " + other_acc
+                    : reference_call("wrapping_add", r.dtype, acc + ", " + other_acc)) +
                ";");
       return;
     case Op::Argmax:

@@ -290,9 +290,11 @@ class SourceEmitter : public ValueEmitter<SourceEmitter, std::string> {
                  " + (double)" + position + " * " + scalar_as_double(node, 1) + ")";
         }
         if (is_integer(dtype)) {
-          return std::string(dtype == int32 ? "(int)" : "") + "lz_wrap_add((lz_i64)" +
-                 scalar(node, 0) + ", lz_wrap_mul(" + position + ", (lz_i64)" + scalar(node, 1) +
-                 "))";
+          const std::string offset =
+              reference_call("wrapping_mul", int64, position + ", (lz_i64)" + scalar(node, 1));
+          return std::string(dtype == int32 ? "(int)" : "") +
+                 reference_call("wrapping_add", int64,
+                                "(lz_i64)" + scalar(node, 0) + ", " + offset);
         }
         break;
       }
@@ -300,9 +302,9 @@ class SourceEmitter : public ValueEmitter<SourceEmitter, std::string> {
       case Op::RandomNormal: {
         const bool uniform = node->op == Op::RandomUniform;
         if (dtype == bool_ || (!uniform && !is_floating(dtype))) break;
-        return std::string(uniform ? "lz_random_uniform_" : "lz_random_normal_") +
-               dtype_short_name(dtype) + "(" + scalar(node, 0) + ", " + linear_of(index) + ", " +
-               scalar_as_double(node, 1) + ", " + scalar_as_double(node, 2) + ")";
+        return reference_call(uniform ? "uniform_element_as" : "normal_element_as", dtype,
+                              scalar(node, 0) + ", " + linear_of(index) + ", " +
+                                  scalar_as_double(node, 1) + ", " + scalar_as_double(node, 2));
       }
       default: break;
     }

@@ -358,14 +358,24 @@ TEST(CudaCodegenTest, ABlockPerRowStagesTheRowItReadsAgainInSharedMemory) {
   EXPECT_EQ(one_pass.find("__shared__ float row_"), std::string::npos) << one_pass;
 }
 
-// The random numbers are reference/counter_rng.h itself, not a copy kept in step by hand.
-TEST(CudaCodegenTest, ThePreambleCompilesTheReferenceRandomNumbers) {
+// What an element computes is reference/counter_rng.h and reference/scalar_semantics.h
+// themselves, not a copy kept in step by hand, and the generated code calls them.
+TEST(CudaCodegenTest, ThePreambleIsTheReferenceSemantics) {
   const std::string preamble(lz::codegen::cuda::device_preamble());
-  EXPECT_NE(preamble.find("namespace lz::reference"), std::string::npos);
-  EXPECT_NE(preamble.find("lz::reference::uniform_element("), std::string::npos);
-  EXPECT_NE(preamble.find("lz::reference::normal_element("), std::string::npos);
-  EXPECT_EQ(preamble.find("lz_mix64"), std::string::npos);
+  for (const char* definition :
+       {"LZ_HOST_DEVICE inline double uniform_element(", "LZ_HOST_DEVICE inline T wrapping_add(",
+        "LZ_HOST_DEVICE inline T saturating_float_to_integer(",
+        "LZ_HOST_DEVICE inline T nan_propagating_maximum("}) {
+    EXPECT_NE(preamble.find(definition), std::string::npos) << definition;
+  }
   EXPECT_EQ(preamble.find("#pragma once"), std::string::npos);
+  EXPECT_EQ(preamble.find("#include \"reference/"), std::string::npos);
+  const lz::Tensor x = data({64}, lz::int32);
+  const lz::Tensor y = lz::random_uniform({64}, /*seed=*/3, 0.0, 9.0, lz::int32);
+  const std::string kernel =
+      lz::codegen::cuda::generate_cuda_source(kernels_of({x * y + x}).at(0), "lz_k").definitions;
+  EXPECT_NE(kernel.find("lz::reference::wrapping_mul<int>("), std::string::npos) << kernel;
+  EXPECT_NE(kernel.find("lz::reference::uniform_element_as<int>("), std::string::npos) << kernel;
 }
 
 TEST(CudaCodegenTest, MatmulIsLeftToCublas) {
