@@ -12,7 +12,8 @@
 // text of a C++ expression for the CUDA one (cuda/source.cpp). It renders:
 //   index_constant(int64_t), index_add(a, b), index_scale(x, factor),
 //   index_divide(x, divisor), index_remainder(x, divisor)   non-negative 64-bit index arithmetic
-//   name_index(x)                       an index expression bound to a name (or x itself)
+//   index_scalar(node, slot)            a runtime scalar slot of `node` (a slice's start) as an
+//   index name_index(x)                       an index expression bound to a name (or x itself)
 //   load_input(node, index)             a kernel input read at `index`
 //   leaf(node, index)                   full, arange, random_* at `index`
 //   cast(node, x), unary(node, x), binary(node, x, y), select(node, condition, a, b)
@@ -191,10 +192,11 @@ class ValueEmitter {
         return emit_value(&input, at);
       }
       case ir::Op::Slice: {
+        // The starts are runtime scalars: a loop over windows compiles the kernel once.
         const std::vector<Value> dims = dims_of(index);
         Index at{&input.shape, std::vector<Value>(dims.size()), Value{}};
         for (size_t d = 0; d < dims.size(); ++d) {
-          at.dims[d] = backend().index_add(backend().index_constant(node->starts[d]),
+          at.dims[d] = backend().index_add(backend().index_scalar(node, static_cast<int>(d)),
                                            backend().index_scale(dims[d], node->steps[d]));
         }
         return emit_value(&input, at);

@@ -25,7 +25,7 @@ KernelLayout::KernelLayout(const Kernel& kernel) {
     const ir::Node* node = kernel.nodes[i].get();
     position[node] = static_cast<int>(i);
     scalar_slot[node] = scalar_count;
-    scalar_count += scalar_slot_count(node->op);
+    scalar_count += scalar_slot_count(*node);
     const bool reduction = is_reduction(*node);
     bool depends = reduction;
     int waits = 0;

@@ -117,7 +117,6 @@ std::string kernel_key(const Kernel& kernel, bool flat) {
     append_value_type(*node);
     if (node->keepdims) key += 'k';
     if (!node->axes.empty()) append_list(key, 'a', node->axes);
-    if (!node->starts.empty()) append_list(key, 'b', node->starts);
     if (!node->steps.empty()) append_list(key, 'c', node->steps);
     for (const ir::NodePtr& input : node->inputs) {
       const int inside = position_of(kernel.nodes, input.get());
@@ -134,12 +133,13 @@ std::string kernel_key(const Kernel& kernel, bool flat) {
   return key;
 }
 
-int scalar_slot_count(ir::Op op) {
-  switch (op) {
+int scalar_slot_count(const ir::Node& node) {
+  switch (node.op) {
     case ir::Op::Full: return 1;
     case ir::Op::Arange: return 2;
     case ir::Op::RandomUniform:
     case ir::Op::RandomNormal: return 3;
+    case ir::Op::Slice: return static_cast<int>(node.starts.size());
     default: return 0;
   }
 }
@@ -161,6 +161,9 @@ std::vector<uint64_t> kernel_scalars(const Kernel& kernel) {
         for (const ir::ScalarParam& param : node->params) {
           slots.push_back(std::bit_cast<uint64_t>(param.floating));
         }
+        break;
+      case ir::Op::Slice:
+        for (int64_t start : node->starts) slots.push_back(static_cast<uint64_t>(start));
         break;
       default: break;
     }

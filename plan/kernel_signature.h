@@ -1,5 +1,6 @@
 // What a fused kernel's compiled code depends on (an exact key) and what it takes at run time
-// (scalar values, seeds), so that a new scalar, seed or, for flat kernels, size reuses the code.
+// (scalar values, seeds, slice starts), so that a new scalar, seed, window or, for flat kernels,
+// size reuses the code.
 #pragma once
 
 #include <cstdint>
@@ -25,15 +26,17 @@ bool is_flat(const Kernel& kernel);
 /// is the memory's, whatever the quality of its instructions.
 bool is_memory_bound(const Kernel& kernel);
 
-/// Everything the generated code depends on, exactly: ops, dtypes, attributes, how nodes and
-/// inputs connect, which nodes are written out, and the shapes unless `flat`. Equal keys mean
+/// Everything the generated code depends on, exactly: ops, dtypes, attributes (not the runtime
+/// scalars), how nodes and inputs connect, which nodes are written out, and the shapes unless
+/// `flat`. Equal keys mean
 /// the same code; no hash is trusted for equality.
 std::string kernel_key(const Kernel& kernel, bool flat);
 
-/// Runtime scalar slots a node of `op` takes, in order: full {element}; arange {start, step};
-/// random_uniform / random_normal {seed, low or mean, high or std}. Element and integer slots
-/// hold the value's bits in the node's dtype; real bounds hold float64 bits.
-int scalar_slot_count(ir::Op op);
+/// Runtime scalar slots `node` takes, in order: full {element}; arange {start, step};
+/// random_uniform / random_normal {seed, low or mean, high or std}; slice {its start in each
+/// dimension}. Element and integer slots hold the value's bits in the node's dtype; real bounds
+/// hold float64 bits; slice starts are int64.
+int scalar_slot_count(const ir::Node& node);
 
 /// The slot values of every node of `kernel`, in node order.
 std::vector<uint64_t> kernel_scalars(const Kernel& kernel);

@@ -106,6 +106,9 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     body->addFnAttr(llvm::Attribute::NoInline);
     body->addFnAttr(llvm::Attribute::NoUnwind);
     for (size_t i = 0; i < buffers.size(); ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
+    // The scalars are read only, and apart from the buffers: their loads leave the loops.
+    body->addParamAttr(buffers.size(), llvm::Attribute::NoAlias);
+    body->addParamAttr(buffers.size(), llvm::Attribute::ReadOnly);
     body->addParamAttr(buffers.size() + 3, llvm::Attribute::NoAlias);
 
     llvm::Type* opaque = builder_.getInt8PtrTy();
@@ -227,6 +230,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
 
   // Positions are non-negative and within int64_t (value_emitter.h).
   Value* index_constant(int64_t value) { return constant(value); }
+  Value* index_scalar(const Node* node, int slot) { return scalar_slot(node, slot); }
   Value* index_add(Value* a, Value* b) { return builder_.CreateAdd(a, b, "", false, true); }
   Value* index_scale(Value* x, int64_t factor) {
     return builder_.CreateMul(x, constant(factor), "", factor >= 0, true);

@@ -159,6 +159,7 @@ class SourceEmitter : public ValueEmitter<SourceEmitter, std::string> {
 
   // Positions are non-negative and within lz_i64 (value_emitter.h).
   std::string index_constant(int64_t value) { return literal(value); }
+  std::string index_scalar(const Node* node, int slot) { return "(lz_i64)" + scalar(node, slot); }
   std::string index_add(const std::string& a, const std::string& b) {
     if (a == literal(0)) return b;
     if (b == literal(0)) return a;

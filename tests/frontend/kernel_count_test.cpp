@@ -80,3 +80,29 @@ TEST(StatsTest, CountsEvaluationsNodesAndBytes) {
 }
 
 }  // namespace
+
+// A minibatch loop reads a new window each step: the slice's starts are runtime scalars of the
+// compiled kernel, so the hundred windows share one compiled kernel (compiled or loaded from the
+// disk cache once, then found in memory).
+TEST(RecompileTest, ALoopOverWindowsCompilesTheKernelOnce) {
+  constexpr int64_t kRows = 13, kColumns = 7, kWindows = 100;
+  const lz::Tensor data = lz::random_uniform({kRows * kWindows, kColumns}, 11);
+  const std::vector<float> values = data.to_vector<float>();
+  lz::reset_stats();
+  for (int64_t w = 0; w < kWindows; ++w) {
+    const lz::Tensor window = lz::slice(data, {w * kRows, 0}, {(w + 1) * kRows, kColumns});
+    const std::vector<float> sums = lz::sum(window * 2 + 1, {1}).to_vector<float>();
+    ASSERT_EQ(sums.size(), static_cast<size_t>(kRows));
+    for (int64_t r = 0; r < kRows; ++r) {
+      double expected = 0;
+      for (int64_t c = 0; c < kColumns; ++c) {
+        expected += 2.0 * values[(w * kRows + r) * kColumns + c] + 1.0;
+      }
+      ASSERT_NEAR(sums[r], expected, 1e-4) << "window " << w << ", row " << r;
+    }
+  }
+  const lz::Stats stats = lz::stats();
+  EXPECT_EQ(stats.kernels_launched, kWindows);
+  EXPECT_EQ(stats.kernels_compiled + stats.disk_cache_hits, 1)
+      << stats.kernels_compiled << " compiled, " << stats.disk_cache_hits << " from disk";
+}
