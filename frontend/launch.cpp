@@ -378,14 +378,16 @@ runtime::Stream& stream_of(const Launch& launch) {
   return runtime::device_stream(launch.device, launch.stream);
 }
 
-/// The pass pipeline for one launch: the disabled passes, and an observer that dumps each stage
-/// (LZ_DUMP). Sets where the compiled kernels are dumped. (Each pass is a trace span of its own:
-/// passes/pass_manager.cpp.)
+/// The pass pipeline for one launch: the disabled passes, and, when dumping (LZ_DUMP), the
+/// analyses and an observer that dumps each stage. Sets where the compiled kernels are dumped.
+/// (Each pass is a trace span of its own: passes/pass_manager.cpp.)
 passes::PassManager configure_passes(const Settings& settings, const EvaluationRecord& record,
                                      runtime::ExecutionOptions& execution) {
-  passes::PassManager manager;
+  const bool dumping = !settings.dump_directory.empty();
+  passes::PassManager manager(dumping ? passes::with_analyses(passes::kDefaultPipeline)
+                                      : std::string(passes::kDefaultPipeline));
   for (const std::string& name : split_names(settings.disabled_passes)) manager.disable(name);
-  if (!settings.dump_directory.empty()) {
+  if (dumping) {
     char folder[48];
     std::snprintf(folder, sizeof(folder), "%04llu.%s",
                   static_cast<unsigned long long>(record.number),

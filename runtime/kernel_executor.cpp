@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <numeric>
 #include <unordered_map>
 
 #include "codegen/cpu/kernel_cache.h"
@@ -15,7 +14,6 @@
 #include "lazuli/error.h"
 #include "plan/fusion_plan.h"
 #include "plan/kernel_signature.h"
-#include "plan/schedule.h"
 #include "plan/unsupported_kernel.h"
 #include "reference/interpreter.h"
 #include "runtime/blas_matmul.h"
@@ -323,13 +321,6 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
   const std::vector<plan::Kernel>& kernels =
       context.fusion ? context.fusion->kernels : unfused.kernels;
 
-  std::vector<int> order(kernels.size());
-  if (context.schedule && context.fusion) {
-    order = context.schedule->order;
-  } else {
-    std::iota(order.begin(), order.end(), 0);
-  }
-
   // Values written out by kernels, freed once the last kernel reading them has run (graph
   // outputs are read once more at the end, so they stay), and the values that failed.
   std::unordered_map<const ir::Node*, BufferPtr> written;
@@ -356,8 +347,8 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
     return found == failed.end() ? nullptr : found->second;
   };
 
-  for (int id : order) {
-    const plan::Kernel& kernel = kernels[id];
+  // Fusion orders the kernels by their roots, so each runs after the kernels it reads.
+  for (const plan::Kernel& kernel : kernels) {
     std::exception_ptr error;
     for (const ir::NodePtr& input : kernel.inputs) {
       if (!error) error = failure_of(input.get());

@@ -72,7 +72,7 @@ The graph is verified (ir/verifier.h) after every pass.
 
 struct Options {
   std::string input = "-";
-  std::string pipeline{passes::kDefaultPipeline};
+  std::string pipeline = passes::with_analyses(passes::kDefaultPipeline);
   std::vector<std::string> disabled;
   passes::PassOptions pass_options;
   std::vector<std::regex> print_after;
@@ -264,7 +264,8 @@ int main(int argc, char** argv) {
     if (options.help) {
       std::string usage(kUsage);
       const std::string placeholder = "%PIPELINE%";
-      usage.replace(usage.find(placeholder), placeholder.size(), passes::kDefaultPipeline);
+      usage.replace(usage.find(placeholder), placeholder.size(),
+                    passes::with_analyses(passes::kDefaultPipeline));
       std::cout << usage;
       return 0;
     }
