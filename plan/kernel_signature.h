@@ -28,8 +28,7 @@ bool is_memory_bound(const Kernel& kernel);
 
 /// Everything the generated code depends on, exactly: ops, dtypes, attributes (not the runtime
 /// scalars), how nodes and inputs connect, which nodes are written out, and the shapes unless
-/// `flat`. Equal keys mean
-/// the same code; no hash is trusted for equality.
+/// `flat`. Equal keys mean the same code; no hash is trusted for equality.
 std::string kernel_key(const Kernel& kernel, bool flat);
 
 /// Runtime scalar slots `node` takes, in order: full {element}; arange {start, step};
