@@ -18,12 +18,6 @@
 #include "tests/codegen/cuda_test_kernels.h"
 #include "tests/codegen/real_nvrtc.h"
 
-// This executable loads the real libnvrtc with dlopen. Under the asan preset, GCC 12's
-// LeakSanitizer can crash at exit scanning the dynamic TLS that library left ("Tracer caught
-// signal 11", a DTLS range from 0xb4f), depending on the binary's layout: leak checking is off
-// here; AddressSanitizer's other checks and UBSan stay on. Unused without ASan.
-extern "C" const char* __asan_default_options() { return "detect_leaks=0"; }
-
 namespace {
 
 namespace fs = std::filesystem;
