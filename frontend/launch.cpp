@@ -19,6 +19,7 @@
 #include "lazuli/error.h"
 #include "lazuli/stats.h"
 #include "passes/pass_manager.h"
+#include "passes/plan_cache.h"
 #include "plan/fusion_plan.h"
 #include "runtime/devices.h"
 #include "runtime/kernel_executor.h"
@@ -378,6 +379,11 @@ runtime::Stream& stream_of(const Launch& launch) {
   return runtime::device_stream(launch.device, launch.stream);
 }
 
+passes::PlanCache& plan_cache() {
+  static auto* cache = new passes::PlanCache();  // never destroyed: launches run at exit
+  return *cache;
+}
+
 /// The pass pipeline for one launch: the disabled passes, and, when dumping (LZ_DUMP), the
 /// analyses and an observer that dumps each stage. Sets where the compiled kernels are dumped.
 /// (Each pass is a trace span of its own: passes/pass_manager.cpp.)
@@ -403,7 +409,15 @@ passes::PassManager configure_passes(const Settings& settings, const EvaluationR
   return manager;
 }
 
-void log_launch(const Settings& settings, const Launch& launch,
+/// `plan`: where the passes' result came from ("hit", "miss", or "off" without the plan cache).
+/// The passes `manager` runs, in order: with the pass options, what a plan cache entry is for.
+std::string pipeline_key(const passes::PassManager& manager) {
+  std::string key;
+  for (const std::string& pass : manager.pipeline()) key += pass + ",";
+  return key;
+}
+
+void log_launch(const Settings& settings, const Launch& launch, const char* plan,
                 const passes::PassManager& manager) {
   const EvaluationRecord& record = launch.record;
   if (settings.log_level != LogLevel::Off) {
@@ -411,13 +425,14 @@ void log_launch(const Settings& settings, const Launch& launch,
         record.left_pending == 0 ? ""
                                  : " left_pending=" + std::to_string(record.left_pending) +
                                        " (held intermediates, cheap to recompute, not written)";
-    std::fprintf(
-        stderr,
-        "[lazuli] evaluation %llu: %s at %s on %s nodes=%lld kernels=%lld "
-        "prepare=%.3fms%s\n",
-        static_cast<unsigned long long>(record.number), evaluation_reason_name(record.reason),
-        record.location.c_str(), launch.device.name().c_str(), static_cast<long long>(record.nodes),
-        static_cast<long long>(record.kernels), record.prepare_milliseconds, left_pending.c_str());
+    std::fprintf(stderr,
+                 "[lazuli] evaluation %llu: %s at %s on %s nodes=%lld kernels=%lld plan=%s "
+                 "prepare=%.3fms%s\n",
+                 static_cast<unsigned long long>(record.number),
+                 evaluation_reason_name(record.reason), record.location.c_str(),
+                 launch.device.name().c_str(), static_cast<long long>(record.nodes),
+                 static_cast<long long>(record.kernels), plan, record.prepare_milliseconds,
+                 left_pending.c_str());
   }
   if (settings.log_level == LogLevel::Debug) {
     for (const passes::PassTiming& timing : manager.timings()) {
@@ -460,13 +475,28 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
 
   passes::PassOptions options;
   options.fusion = settings.fusion;
-  auto launched = std::make_shared<Launch>(passes::PassContext(ir::clone_graph(graph), options));
-  launched->options.jit = settings.jit;
-  launched->options.cache_directory = settings.cache_directory;
-  launched->options.log_level = settings.log_level;
-  passes::PassManager manager = configure_passes(settings, record, launched->options);
+  runtime::ExecutionOptions execution;
+  execution.jit = settings.jit;
+  execution.cache_directory = settings.cache_directory;
+  execution.log_level = settings.log_level;
+  passes::PassManager manager = configure_passes(settings, record, execution);
+  // Dumps show every pass, so dumping runs them every time.
+  const bool cached = settings.plan_cache && settings.dump_directory.empty();
+  const char* plan = "off";
+  std::shared_ptr<Launch> launched;
   try {
-    manager.run(launched->context);
+    if (cached) {
+      const auto run = [&manager](passes::PassContext& context) { manager.run(context); };
+      passes::PreparedContext prepared =
+          plan_cache().prepare(graph, pipeline_key(manager), options, run);
+      plan = prepared.hit ? "hit" : "miss";
+      (prepared.hit ? support::counters().plan_hits : support::counters().plan_misses)
+          .fetch_add(1, std::memory_order_relaxed);
+      launched = std::make_shared<Launch>(std::move(prepared.context));
+    } else {
+      launched = std::make_shared<Launch>(passes::PassContext(ir::clone_graph(graph), options));
+      manager.run(launched->context);
+    }
   } catch (const std::exception& error) {
     // Nothing was launched: every node stays pending, and the failure is on record.
     if (settings.log_level != LogLevel::Off) {
@@ -492,6 +522,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   launched->record = record;
   launched->started = start;
+  launched->options = std::move(execution);
   launched->device = device;
   launched->stream = current_stream();
   launched->options.device = device;
@@ -501,7 +532,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   span.flow_out(launched->flow);
   support::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
   support::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
-  log_launch(settings, *launched, manager);
+  log_launch(settings, *launched, plan, manager);
   last_record = std::move(record);
 
   for (size_t i = 0; i < graph.outputs.size(); ++i) {

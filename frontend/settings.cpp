@@ -48,6 +48,8 @@ struct SettingsStore {
     if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
     settings.fusion = support::boolean_from_environment("LZ_FUSION").value_or(settings.fusion);
     settings.jit = support::boolean_from_environment("LZ_JIT").value_or(settings.jit);
+    settings.plan_cache =
+        support::boolean_from_environment("LZ_PLAN_CACHE").value_or(settings.plan_cache);
     if (const auto kernels = support::integer_from_environment("LZ_KERNEL_CACHE_SIZE", 1)) {
       codegen::set_memory_cache_capacity(*kernels);
     }
@@ -126,6 +128,11 @@ void set_fusion(bool enabled) {
 void set_jit(bool enabled) {
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.jit = enabled;
+}
+
+void set_plan_cache(bool enabled) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.plan_cache = enabled;
 }
 
 void set_cache_directory(const std::string& directory) {

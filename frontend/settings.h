@@ -14,6 +14,7 @@ struct Settings {
   std::string dump_directory;          // LZ_DUMP=dir; empty: no dumps
   bool fusion = true;                  // LZ_FUSION=0: off
   bool jit = true;                     // LZ_JIT=0: interpret every kernel
+  bool plan_cache = true;              // LZ_PLAN_CACHE=0: run the passes at every evaluation
   std::string cache_directory;         // LZ_CACHE_DIR (or its default); empty: no disk cache
   std::string disabled_passes;         // LZ_PASSES_OFF=name,name
   std::string dump_passes = ".*";      // LZ_DUMP_PASSES=regex: passes dumped under LZ_DUMP

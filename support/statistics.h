@@ -16,6 +16,8 @@ struct Counters {
   std::atomic<int64_t> bytes_allocated{0};
   std::atomic<int64_t> disk_cache_hits{0};
   std::atomic<int64_t> compile_microseconds{0};
+  std::atomic<int64_t> plan_hits{0};
+  std::atomic<int64_t> plan_misses{0};
 };
 
 /// The process-wide counters (relaxed atomics: they are statistics, not synchronization).

@@ -21,8 +21,8 @@ void set_dump_directory(const std::string& directory);
 /// pattern; an invalid LZ_DUMP_PASSES is reported on stderr and ignored.
 void set_dump_passes(const std::string& pattern);
 
-/// Switches (LZ_FUSION, LZ_JIT, LZ_CACHE) take 1, on, true or yes, and 0, off, false or no, in
-/// any case; anything else is reported on stderr and leaves the default.
+/// Switches (LZ_FUSION, LZ_JIT, LZ_PLAN_CACHE, LZ_CACHE) take 1, on, true or yes, and 0, off, false
+/// or no, in any case; anything else is reported on stderr and leaves the default.
 
 /// LZ_FUSION=0 turns fusion off: one kernel per op, for fused-versus-unfused comparisons.
 void set_fusion(bool enabled);
@@ -30,6 +30,13 @@ void set_fusion(bool enabled);
 /// LZ_JIT=0 runs every kernel through the reference interpreter instead of compiling it with the
 /// CPU JIT (LLVM ORC), to tell a code generation problem from anything else.
 void set_jit(bool enabled);
+
+/// LZ_PLAN_CACHE=0 runs the passes at every evaluation. By default a graph recorded again with
+/// the same structure (ops, shapes, wiring; new data, scalars, seeds or slice starts) reuses the
+/// optimized graph and kernels of the first one (passes/plan_cache.h); lz::stats() counts the
+/// hits and misses, and LZ_LOG=info says which each evaluation was. Dumping (LZ_DUMP) runs the
+/// passes every time.
+void set_plan_cache(bool enabled);
 
 /// The directory of the on-disk kernel cache: LZ_CACHE_DIR, by default $XDG_CACHE_HOME/lazuli
 /// (else ~/.cache/lazuli). LZ_CACHE=0 or an empty directory turns the disk cache off; compiled

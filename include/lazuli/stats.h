@@ -16,6 +16,8 @@ struct Stats {
   int64_t bytes_allocated = 0;       // bytes of tensor buffers allocated
   int64_t disk_cache_hits = 0;       // the cache hits that loaded object code from LZ_CACHE_DIR
   int64_t compile_microseconds = 0;  // time spent lowering, compiling and loading kernels
+  int64_t plan_hits = 0;             // evaluations that reused the passes' result (LZ_PLAN_CACHE)
+  int64_t plan_misses = 0;           // and those that ran the passes
 };
 
 Stats stats();

@@ -83,7 +83,7 @@ TEST(StatsTest, CountsEvaluationsNodesAndBytes) {
 
 // A minibatch loop reads a new window each step: the slice's starts are runtime scalars of the
 // compiled kernel, so the hundred windows share one compiled kernel (compiled or loaded from the
-// disk cache once, then found in memory).
+// disk cache once, then found in memory), and one run of the passes.
 TEST(RecompileTest, ALoopOverWindowsCompilesTheKernelOnce) {
   constexpr int64_t kRows = 13, kColumns = 7, kWindows = 100;
   const lz::Tensor data = lz::random_uniform({kRows * kWindows, kColumns}, 11);
@@ -105,4 +105,45 @@ TEST(RecompileTest, ALoopOverWindowsCompilesTheKernelOnce) {
   EXPECT_EQ(stats.kernels_launched, kWindows);
   EXPECT_EQ(stats.kernels_compiled + stats.disk_cache_hits, 1)
       << stats.kernels_compiled << " compiled, " << stats.disk_cache_hits << " from disk";
+  EXPECT_EQ(stats.plan_misses, 1) << "a window's starts are values, not structure";
+}
+
+// A training loop records the same step again and again: the passes run for the first step
+// only, and every later step reuses their result with its own data and scalars.
+TEST(PlanCacheTest, ALoopOfTheSameStepRunsThePassesOnce) {
+  constexpr int kSteps = 10, kSize = 6;
+  lz::set_plan_cache(true);
+  lz::waitall();
+  std::vector<float> weights(kSize, 0.5f);
+  lz::Tensor w = lz::from_vector(weights, {kSize});
+  w.wait_to_read();
+  lz::reset_stats();
+  for (int step = 0; step < kSteps; ++step) {
+    std::vector<float> x(kSize);
+    for (int i = 0; i < kSize; ++i) x[i] = static_cast<float>(step + i) / 4;
+    const float rate = 0.01f * static_cast<float>(step + 3);  // a new scalar every step
+    // w <- w - rate * (w * x - 1) * x, the gradient of (w x - 1)^2 / 2
+    w = w - rate * ((w * lz::from_vector(x, {kSize}) - 1) * lz::from_vector(x, {kSize}));
+    const std::vector<float> computed = w.to_vector<float>();
+    for (int i = 0; i < kSize; ++i) {
+      weights[i] = weights[i] - rate * ((weights[i] * x[i] - 1) * x[i]);
+      ASSERT_NEAR(computed[i], weights[i], 1e-5) << "step " << step << ", element " << i;
+    }
+  }
+  const lz::Stats stats = lz::stats();
+  EXPECT_EQ(stats.plan_misses, 1);
+  EXPECT_EQ(stats.plan_hits, kSteps - 1);
+}
+
+TEST(PlanCacheTest, TurnedOffEveryEvaluationRunsThePasses) {
+  lz::set_plan_cache(false);
+  lz::waitall();
+  lz::reset_stats();
+  const lz::Tensor x = lz::arange(0, 8);
+  for (int step = 0; step < 3; ++step) {
+    EXPECT_EQ(lz::sum(x * static_cast<double>(step + 2)).item<float>(), 28.0f * (step + 2));
+  }
+  EXPECT_EQ(lz::stats().plan_hits, 0);
+  EXPECT_EQ(lz::stats().plan_misses, 0);
+  lz::set_plan_cache(true);
 }

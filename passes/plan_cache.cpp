@@ -1,0 +1,294 @@
+#include "passes/plan_cache.h"
+
+#include <bit>
+#include <cmath>
+#include <unordered_map>
+
+#include "ir/clone.h"
+#include "passes/constant_folding.h"
+#include "plan/fusion_plan.h"
+
+namespace lz::passes {
+namespace {
+
+uint64_t mix(uint64_t seed, uint64_t value) {
+  // The boost::hash_combine step widened to 64 bits.
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 12) + (seed >> 4));
+}
+
+bool is_random(ir::Op op) { return op == ir::Op::RandomUniform || op == ir::Op::RandomNormal; }
+
+/// Whether `node` holds values a new recording of the same structure may change: a buffer, a
+/// scalar, a seed or a slice start.
+bool carries_values(const ir::Node& node) {
+  return node.op == ir::Op::Data || node.op == ir::Op::Full || node.op == ir::Op::Arange ||
+         is_random(node.op) || node.op == ir::Op::Slice;
+}
+
+/// Whether the simplifier may have computed a value from `node`'s params: constants fold.
+bool is_foldable(const ir::Node& node) { return detail::is_constant(node); }
+
+bool same_bits(const ir::ScalarParam& a, const ir::ScalarParam& b) {
+  return std::bit_cast<uint64_t>(a.floating) == std::bit_cast<uint64_t>(b.floating) &&
+         a.integer == b.integer;
+}
+
+/// Equal buffers, params, seeds and starts: what a hit copies.
+bool same_values(const ir::Node& a, const ir::Node& b) {
+  return a.buffer == b.buffer && same_bits(a.params[0], b.params[0]) &&
+         same_bits(a.params[1], b.params[1]) && a.seed == b.seed && a.starts == b.starts;
+}
+
+/// What the simplifier's rules read of a constant's value (passes/simplification.cpp): whether
+/// it is zero and of which sign, one, a power of two of magnitude at least one, finite.
+int64_t simplifier_class(const ir::Node& constant) {
+  const ir::ScalarParam value = detail::constant_value(constant);
+  if (!is_floating(constant.dtype)) return 1 + 2 * (value.integer == 0) + 8 * (value.integer == 1);
+  const double x = value.floating;
+  int exponent = 0;
+  const bool growing_power_of_two =
+      std::isfinite(x) && std::abs(std::frexp(x, &exponent)) == 0.5 && exponent >= 1;
+  const bool zero = x == 0;
+  return 1 + 2 * (zero && !std::signbit(x)) + 4 * (zero && std::signbit(x)) + 8 * (x == 1) +
+         16 * growing_power_of_two + 32 * std::isfinite(x);
+}
+
+/// Value-carrying nodes equal as common-subexpression elimination compares their values
+/// (passes/common_subexpression_elimination.cpp), inputs aside: the signature holds those.
+struct SameValuesHash {
+  size_t operator()(const ir::Node* node) const {
+    uint64_t hash = mix(static_cast<uint64_t>(node->op), static_cast<uint64_t>(node->dtype));
+    for (int64_t extent : node->shape) hash = mix(hash, static_cast<uint64_t>(extent));
+    hash = mix(hash, std::hash<const void*>{}(node->buffer.get()));
+    for (const ir::ScalarParam& param : node->params) {
+      hash = mix(hash, std::bit_cast<uint64_t>(param.floating));
+    }
+    hash = mix(hash, node->seed);
+    for (int64_t start : node->starts) hash = mix(hash, static_cast<uint64_t>(start));
+    return static_cast<size_t>(hash);
+  }
+};
+struct SameValuesEqual {
+  bool operator()(const ir::Node* a, const ir::Node* b) const {
+    return a->op == b->op && a->dtype == b->dtype && a->shape == b->shape && same_values(*a, *b);
+  }
+};
+
+/// Everything the passes' decisions depend on: see PlanCache.
+std::vector<int64_t> signature_of(const ir::Graph& graph,
+                                  const std::unordered_map<const ir::Node*, int64_t>& index,
+                                  const PassOptions& options) {
+  std::vector<int64_t> signature;
+  signature.reserve(graph.nodes.size() * 12 + graph.outputs.size() + 8);
+  signature.insert(signature.end(), {options.fusion, options.max_kernel_ops,
+                                     options.max_kernel_inputs, options.streams});
+  // The first node of each group of equal value carriers, by position.
+  std::unordered_map<const ir::Node*, int64_t, SameValuesHash, SameValuesEqual> first_equal;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const ir::Node& node = *graph.nodes[i];
+    signature.insert(signature.end(),
+                     {static_cast<int64_t>(node.op), static_cast<int64_t>(node.dtype),
+                      static_cast<int64_t>(node.device.kind()), node.device.index(),
+                      node.is_evaluated(), node.keepdims, node.ndim()});
+    signature.insert(signature.end(), node.shape.begin(), node.shape.end());
+    signature.push_back(static_cast<int64_t>(node.axes.size()));
+    signature.insert(signature.end(), node.axes.begin(), node.axes.end());
+    signature.push_back(static_cast<int64_t>(node.steps.size()));
+    signature.insert(signature.end(), node.steps.begin(), node.steps.end());
+    signature.push_back(static_cast<int64_t>(node.starts.size()));
+    signature.push_back(static_cast<int64_t>(node.inputs.size()));
+    for (const ir::NodePtr& input : node.inputs) signature.push_back(index.at(input.get()));
+    signature.push_back(is_foldable(node) ? simplifier_class(node) : 0);
+    signature.push_back(carries_values(node)
+                            ? first_equal.emplace(&node, static_cast<int64_t>(i)).first->second
+                            : -1);
+  }
+  signature.push_back(static_cast<int64_t>(graph.outputs.size()));
+  for (const ir::NodePtr& output : graph.outputs) signature.push_back(index.at(output.get()));
+  return signature;
+}
+
+uint64_t hash_of(const std::vector<int64_t>& signature) {
+  uint64_t hash = signature.size();
+  for (int64_t value : signature) hash = mix(hash, static_cast<uint64_t>(value));
+  return hash;
+}
+
+/// Every foldable constant's params, in node order: what a result with folded values is for.
+std::vector<ir::ScalarParam> folded_inputs(const ir::Graph& graph) {
+  std::vector<ir::ScalarParam> values;
+  for (const ir::NodePtr& node : graph.nodes) {
+    if (is_foldable(*node)) values.insert(values.end(), {node->params[0], node->params[1]});
+  }
+  return values;
+}
+
+}  // namespace
+
+/// A remembered pipeline result.
+struct PlanCache::Entry {
+  /// A node of the result that is a node of the recorded graph, passed through the passes.
+  struct Binding {
+    int32_t result = 0;    // position in `graph`
+    int32_t recorded = 0;  // position in the recorded graph
+    bool values = false;   // an unchanged value carrier: its values come from the recording
+  };
+  /// A kernel of the fusion plan, by positions in `graph`.
+  struct KernelNodes {
+    int id = 0;
+    std::vector<int32_t> nodes, inputs, outputs;
+  };
+
+  Signature signature;
+  std::string pipeline;
+  PassOptions options;
+  /// Set when the passes computed values from the constants: the result holds only for these.
+  bool folded = false;
+  std::vector<ir::ScalarParam> folded_from;
+  /// The optimized graph without buffers, the kernels over it, and where its values come from.
+  ir::Graph graph;
+  bool fused = false;
+  std::vector<KernelNodes> kernels;
+  std::vector<Binding> bindings;
+
+  /// A copy of the result holding `recorded`'s buffers, values and lines. The fusion plan has
+  /// its kernels; fusion's reasons for the boundaries are for dumps, which bypass the cache.
+  PassContext instantiate(const ir::Graph& recorded) const {
+    PassContext context(ir::clone_graph(graph), options);
+    const std::vector<ir::NodePtr>& nodes = context.graph.nodes;
+    for (const Binding& binding : bindings) {
+      ir::Node& node = *nodes[binding.result];
+      const ir::Node& original = *recorded.nodes[binding.recorded];
+      node.location = original.location;
+      node.buffer = original.buffer;
+      if (!binding.values) continue;
+      node.params[0] = original.params[0];
+      node.params[1] = original.params[1];
+      node.seed = original.seed;
+      node.starts = original.starts;
+    }
+    if (!fused) return context;
+    const auto pointers = [&](const std::vector<int32_t>& positions) {
+      std::vector<ir::NodePtr> result;
+      result.reserve(positions.size());
+      for (int32_t position : positions) result.push_back(nodes[position]);
+      return result;
+    };
+    auto plan = std::make_unique<plan::FusionPlan>();
+    plan->kernels.reserve(kernels.size());
+    for (const KernelNodes& kernel : kernels) {
+      plan->kernels.push_back(
+          {kernel.id, pointers(kernel.nodes), pointers(kernel.inputs), pointers(kernel.outputs)});
+    }
+    context.fusion = std::move(plan);
+    return context;
+  }
+
+  /// What to remember of `optimized`, the result of the passes over `clones`, the copies of
+  /// `recorded`'s nodes in its order; null when the result cannot be rebound.
+  static std::unique_ptr<Entry> of(const ir::Graph& recorded,
+                                   const std::vector<ir::NodePtr>& clones,
+                                   const PassContext& optimized) {
+    if (optimized.schedule || optimized.memory) return nullptr;
+    std::unordered_map<const ir::Node*, int32_t> recorded_position;
+    recorded_position.reserve(clones.size());
+    for (size_t i = 0; i < clones.size(); ++i) {
+      recorded_position.emplace(clones[i].get(), static_cast<int32_t>(i));
+    }
+    auto entry = std::make_unique<Entry>();
+    const std::vector<ir::NodePtr>& nodes = optimized.graph.nodes;
+    for (size_t j = 0; j < nodes.size(); ++j) {
+      const ir::Node& node = *nodes[j];
+      const auto found = recorded_position.find(&node);
+      if (found == recorded_position.end()) {
+        if (node.is_evaluated()) return nullptr;  // a buffer from nowhere: not rebindable
+        entry->folded = entry->folded || carries_values(node);
+        continue;
+      }
+      const ir::Node& original = *recorded.nodes[found->second];
+      const bool unchanged = node.op == original.op && same_values(node, original);
+      if (carries_values(node) && !unchanged) entry->folded = true;
+      entry->bindings.push_back(
+          {static_cast<int32_t>(j), found->second, carries_values(node) && unchanged});
+    }
+    if (entry->folded) entry->folded_from = folded_inputs(recorded);
+
+    const auto optimized_index = optimized.graph.index();
+    const auto positions = [&](const std::vector<ir::NodePtr>& kernel_nodes) {
+      std::vector<int32_t> result;
+      result.reserve(kernel_nodes.size());
+      for (const ir::NodePtr& node : kernel_nodes) {
+        result.push_back(static_cast<int32_t>(optimized_index.at(node.get())));
+      }
+      return result;
+    };
+    if (optimized.fusion) {
+      entry->fused = true;
+      for (const plan::Kernel& kernel : optimized.fusion->kernels) {
+        entry->kernels.push_back({kernel.id, positions(kernel.nodes), positions(kernel.inputs),
+                                  positions(kernel.outputs)});
+      }
+    }
+    entry->options = optimized.options;
+    // The remembered graph holds no buffer: the cache keeps no tensor alive.
+    entry->graph = ir::clone_graph(optimized.graph);
+    for (const ir::NodePtr& node : entry->graph.nodes) node->buffer = nullptr;
+    return entry;
+  }
+};
+
+PlanCache::PlanCache(size_t capacity) : capacity_(capacity) {}
+PlanCache::~PlanCache() = default;
+
+PreparedContext PlanCache::prepare(const ir::Graph& graph, const std::string& pipeline,
+                                   const PassOptions& options, const Pipeline& run) {
+  const auto index = graph.index();
+  Signature signature = signature_of(graph, index, options);
+  const uint64_t hash = hash_of(signature);
+  {
+    std::lock_guard lock(mutex_);
+    const auto [begin, end] = entries_.equal_range(hash);
+    for (auto it = begin; it != end; ++it) {
+      const Entry& entry = *it->second;
+      if (entry.signature != signature || entry.pipeline != pipeline) continue;
+      if (entry.folded && entry.folded_from != folded_inputs(graph)) continue;
+      return {entry.instantiate(graph), true};
+    }
+  }
+  PassContext context(ir::clone_graph(graph), options);
+  const std::vector<ir::NodePtr> clones = context.graph.nodes;  // held: no address is reused
+  run(context);
+  if (std::unique_ptr<Entry> entry = Entry::of(graph, clones, context)) {
+    entry->signature = std::move(signature);
+    entry->pipeline = pipeline;
+    std::lock_guard lock(mutex_);
+    const Entry* remembered = entry.get();
+    entries_.emplace(hash, std::move(entry));
+    age_.emplace_back(hash, remembered);
+    while (age_.size() > capacity_) {
+      const auto [oldest_hash, oldest] = age_.front();
+      age_.pop_front();
+      const auto [begin, end] = entries_.equal_range(oldest_hash);
+      for (auto it = begin; it != end; ++it) {
+        if (it->second.get() == oldest) {
+          entries_.erase(it);
+          break;
+        }
+      }
+    }
+  }
+  return {std::move(context), false};
+}
+
+size_t PlanCache::size() const {
+  std::lock_guard lock(mutex_);
+  return entries_.size();
+}
+
+void PlanCache::clear() {
+  std::lock_guard lock(mutex_);
+  entries_.clear();
+  age_.clear();
+}
+
+}  // namespace lz::passes

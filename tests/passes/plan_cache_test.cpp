@@ -1,0 +1,206 @@
+// The plan cache: which recordings reuse a remembered pipeline result, and that a reused result
+// computes what the interpreter computes for the new recording.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/parser.h"
+#include "memory/buffer.h"
+#include "passes/pass_manager.h"
+#include "passes/plan_cache.h"
+#include "plan/fusion_plan.h"
+#include "reference/differential_check.h"
+#include "reference/interpreter.h"
+#include "runtime/kernel_executor.h"
+
+namespace lz::passes {
+namespace {
+
+const std::string kPipeline(kDefaultPipeline);
+
+/// The graph of IR text `text` with its data leaves filled from `seed`.
+ir::Graph recorded(std::string_view text, uint64_t seed = 1) {
+  ir::Graph graph = ir::parse_graph(text).graph;
+  reference::fill_data_leaves(graph, seed);
+  return graph;
+}
+
+class PlanCacheTest : public ::testing::Test {
+ protected:
+  /// Prepares `graph` through the cache, runs it and checks every output against the
+  /// interpreter; returns whether it was a hit.
+  bool run(const ir::Graph& graph, const PassOptions& options = {}) {
+    PreparedContext prepared = cache_.prepare(graph, kPipeline, options, [](PassContext& context) {
+      PassManager(kDefaultPipeline).run(context);
+    });
+    const std::vector<std::shared_ptr<memory::Buffer>> optimized =
+        runtime::execute(prepared.context);
+    std::vector<bool> keep(graph.nodes.size(), false);
+    const auto position = graph.index();
+    for (const ir::NodePtr& output : graph.outputs) keep[position.at(output.get())] = true;
+    const std::vector<std::shared_ptr<memory::Buffer>> expected = reference::interpret(graph, keep);
+    EXPECT_EQ(optimized.size(), graph.outputs.size());
+    for (size_t i = 0; i < graph.outputs.size() && i < optimized.size(); ++i) {
+      const int64_t node = position.at(graph.outputs[i].get());
+      EXPECT_EQ(reference::compare_buffers(expected[node].get(), &optimized[i]->host(),
+                                           graph.outputs[i]->shape),
+                "")
+          << "output " << i;
+    }
+    return prepared.hit;
+  }
+
+  PlanCache cache_;
+};
+
+constexpr std::string_view kAffine = R"(
+  %x = data() : f32[8]
+  %a = full() {value=3} : f32[]
+  %b = full() {value=0.5} : f32[]
+  %m = mul(%x, %a) : f32[8]
+  %y = add(%m, %b) : f32[8]
+  return %y
+)";
+
+TEST_F(PlanCacheTest, NewDataAndNewScalarsReuseTheResult) {
+  EXPECT_FALSE(run(recorded(kAffine, 1)));
+  EXPECT_TRUE(run(recorded(kAffine, 2)));
+  // Other scalars of the same classes (neither one, zero, nor a power of two).
+  std::string other(kAffine);
+  other.replace(other.find("value=3"), 7, "value=7");
+  other.replace(other.find("value=0.5"), 9, "value=-2.5");
+  EXPECT_TRUE(run(recorded(other, 3)));
+  EXPECT_EQ(cache_.size(), 1u);
+}
+
+TEST_F(PlanCacheTest, AnyOtherStructureMisses) {
+  EXPECT_FALSE(run(recorded(kAffine)));
+  const auto variant = [](std::string_view from, std::string_view to) {
+    std::string text(kAffine);
+    size_t at = 0;
+    while ((at = text.find(from, at)) != std::string::npos) {
+      text.replace(at, from.size(), to);
+      at += to.size();
+    }
+    return text;
+  };
+  EXPECT_FALSE(run(recorded(variant("[8]", "[9]"))));                  // shape
+  EXPECT_FALSE(run(recorded(variant(": f32", ": f64"))));              // dtype
+  EXPECT_FALSE(run(recorded(variant("mul(%x, %a)", "mul(%a, %x)"))));  // wiring
+  EXPECT_FALSE(run(recorded(variant("return %y", "return %y, %m"))));  // kept set
+  EXPECT_FALSE(run(recorded(variant("value=3", "value=1"))));          // x * 1 is x
+  EXPECT_FALSE(run(recorded(variant("value=0.5", "value=-0"))));       // x + -0 is x
+  EXPECT_TRUE(run(recorded(kAffine, 7)));
+}
+
+TEST_F(PlanCacheTest, OptionsArePartOfTheKey) {
+  EXPECT_FALSE(run(recorded(kAffine)));
+  PassOptions unfused;
+  unfused.fusion = false;
+  EXPECT_FALSE(run(recorded(kAffine), unfused));
+  EXPECT_TRUE(run(recorded(kAffine), unfused));
+}
+
+TEST_F(PlanCacheTest, FoldedConstantsHitOnlyForTheirValues) {
+  // (x * 2) * 4 folds into x * 8: the result holds for these two scalars only.
+  constexpr std::string_view kChain = R"(
+    %x = data() : i32[5]
+    %a = full() {value=2} : i32[]
+    %b = full() {value=4} : i32[]
+    %m = mul(%x, %a) : i32[5]
+    %n = mul(%m, %b) : i32[5]
+    return %n
+  )";
+  EXPECT_FALSE(run(recorded(kChain, 1)));
+  EXPECT_TRUE(run(recorded(kChain, 2)));
+  std::string other(kChain);
+  other.replace(other.find("value=4"), 7, "value=5");
+  EXPECT_FALSE(run(recorded(other, 3)));
+  EXPECT_TRUE(run(recorded(other, 4)));
+  EXPECT_TRUE(run(recorded(kChain, 5)));
+}
+
+TEST_F(PlanCacheTest, WhichLeavesAreEqualIsPartOfTheKey) {
+  // Two additions of the same data leaf merge into one; of two leaves they must not.
+  constexpr std::string_view kTwice = R"(
+    %x = data() : f32[4]
+    %y = data() : f32[4]
+    %a = exp(%x) : f32[4]
+    %b = exp(%y) : f32[4]
+    %s = add(%a, %b) : f32[4]
+    return %s
+  )";
+  ir::Graph shared = recorded(kTwice);
+  shared.nodes[1]->buffer = shared.nodes[0]->buffer;
+  EXPECT_FALSE(run(shared));
+  EXPECT_FALSE(run(recorded(kTwice, 2)));
+  EXPECT_TRUE(run(recorded(kTwice, 3)));
+
+  // Equal constants merge too: scalars equal at first and different later must miss.
+  constexpr std::string_view kScales = R"(
+    %x = data() : f32[4]
+    %a = full() {value=3} : f32[4]
+    %b = full() {value=3} : f32[4]
+    %m = mul(%x, %a) : f32[4]
+    %n = mul(%x, %b) : f32[4]
+    %s = sub(%m, %n) : f32[4]
+    return %s
+  )";
+  EXPECT_FALSE(run(recorded(kScales)));
+  std::string different(kScales);
+  different.replace(different.rfind("value=3"), 7, "value=5");
+  EXPECT_FALSE(run(recorded(different)));
+}
+
+TEST_F(PlanCacheTest, SeedsAndSliceStartsAreValues) {
+  constexpr std::string_view kWindow = R"(
+    %x = data() : f32[16]
+    %w = slice(%x) {starts=[2], steps=[1]} : f32[4]
+    %r = random_uniform() {seed=5, low=0, high=1} : f32[4]
+    %y = add(%w, %r) : f32[4]
+    return %y
+  )";
+  EXPECT_FALSE(run(recorded(kWindow)));
+  std::string moved(kWindow);
+  moved.replace(moved.find("starts=[2]"), 10, "starts=[9]");
+  moved.replace(moved.find("seed=5"), 6, "seed=6");
+  EXPECT_TRUE(run(recorded(moved)));
+}
+
+TEST_F(PlanCacheTest, TheCacheHoldsNoBuffer) {
+  ir::Graph graph = recorded(kAffine);
+  const std::weak_ptr<memory::Buffer> data = graph.nodes[0]->buffer;
+  EXPECT_FALSE(run(graph));
+  graph = ir::Graph{};
+  EXPECT_TRUE(data.expired());
+}
+
+TEST_F(PlanCacheTest, TheOldestStructureGoesFirst) {
+  PlanCache small(2);
+  const auto prepare = [&](std::string_view text) {
+    return small
+        .prepare(recorded(text), kPipeline, {},
+                 [](PassContext& context) { PassManager(kDefaultPipeline).run(context); })
+        .hit;
+  };
+  const auto sized = [](std::string_view size) {
+    std::string text(kAffine);
+    for (size_t at; (at = text.find("[8]")) != std::string::npos;) text.replace(at, 3, size);
+    return text;
+  };
+  const std::string nine = sized("[9]"), ten = sized("[10]");
+  EXPECT_FALSE(prepare(kAffine));
+  EXPECT_FALSE(prepare(nine));
+  EXPECT_FALSE(prepare(ten));
+  EXPECT_EQ(small.size(), 2u);
+  EXPECT_TRUE(prepare(ten));
+  EXPECT_TRUE(prepare(nine));
+  EXPECT_FALSE(prepare(kAffine));
+}
+
+}  // namespace
+}  // namespace lz::passes
