@@ -1,7 +1,8 @@
 // The async suite: what lazuli's asynchronous engine saves and what it costs, each experiment's
 // variants measured side by side in one run. Waiting after every op versus once at the end (the
 // experiment of MXNet's asynchronous-execution docs), timing without a blocking point, two logical
-// devices overlapped versus one after the other, and the cost of recording an op.
+// devices overlapped versus one after the other, the cost of recording an op, and a small
+// training step; numpy, eager, runs the loops and the step in the same sitting.
 //
 // The timed work is small on purpose (1000-element vectors, 16K-element tensors): overheads per
 // op and per launch are what this suite is about, so they must not hide behind compute.
@@ -15,8 +16,10 @@
 
 #include "experiment.h"
 #include "experiment_workloads.h"
+#include "peer_reference.h"
 #include "suite.h"
 #include "timing.h"
+#include "training_step.h"
 
 namespace lazuli_bench {
 namespace {
@@ -31,6 +34,8 @@ constexpr int64_t kDeviceTensorElements = 16 * 1024;
 constexpr int64_t kIterationsPerDeviceStep = 50;
 // The node-budget recording run records this many times the iterations.
 constexpr int64_t kRecordingOpsPerIteration = 10;
+// The training step runs iterations / this many steps.
+constexpr int64_t kIterationsPerTrainingStep = 100;
 // lazuli's documented default of LZ_MAX_PENDING_NODES.
 constexpr int64_t kDefaultMaxPendingNodes = 10'000;
 
@@ -49,7 +54,31 @@ struct Plan {
   int64_t iterations = 0;  // the size given (default 10,000)
   std::string size_label;
   Runs runs;
+  std::string python;  // the interpreter of the numpy rows; empty: --no-numpy
 };
+
+/// numpy's row for the loop peer_reference.py calls `loop` (run `iterations` times) on `data`
+/// of `shapes`, checked against `expected`, its time given per `unit` ("iteration", "step");
+/// says why when numpy did not run.
+Row numpy_row(const Plan& plan, const std::string& workload, const std::string& loop,
+              int64_t iterations, const std::vector<std::vector<float>>& data,
+              const std::vector<lz::Shape>& shapes, const std::vector<float>& expected,
+              const std::string& shape, int64_t bytes, const char* unit = "iteration") {
+  Problem problem;
+  for (const lz::Shape& input : shapes) problem.inputs.push_back({"", input});
+  const PeerRun run = run_peer(plan.python, "numpy", loop + ":" + std::to_string(iterations),
+                               problem, data, plan.runs.warmup, plan.runs.repeat, thread_count());
+  Row row = timed_row("async", workload, plan.size_label, shape, "numpy eager", {}, bytes);
+  row.median_ms = run.median_ms;
+  row.kernels_per_run.reset();  // not lazuli
+  if (run.median_ms) {
+    check(row, run.output, expected,
+          format("%.2f us per ", per_iteration_us(*run.median_ms, iterations)) + unit);
+  } else {
+    row.check = run.problem;
+  }
+  return row;
+}
 
 std::string shape_label(const lz::Shape& shape) {
   std::string label = "(";
@@ -142,6 +171,11 @@ std::vector<Row> measure_wait_each(const Plan& plan) {
         round_trip_remark(sync, all, "async, all kept", plan.iterations));
 
   std::vector<Row> rows = {async_row, sync_row, all_row};
+  if (!plan.python.empty()) {
+    rows.push_back(numpy_row(plan, "wait_each", "wait_each", plan.iterations,
+                             {counting_values_plus(kVectorElements, 0)}, {x.shape()}, expected,
+                             shape, bytes));
+  }
   set_reference(rows, async_row);
   return rows;
 }
@@ -196,6 +230,11 @@ std::vector<Row> measure_chain(const Plan& plan) {
         round_trip_remark(sync, unfused, "async, unfused", plan.iterations));
 
   std::vector<Row> rows = {async_row, sync_row, unfused_row};
+  if (!plan.python.empty()) {
+    rows.push_back(numpy_row(plan, "chain", "chain", plan.iterations,
+                             {counting_values_plus(kVectorElements, 0)}, {start.shape()}, expected,
+                             shape, bytes));
+  }
   set_reference(rows, async_row);
   return rows;
 }
@@ -350,6 +389,44 @@ std::vector<Row> measure_recording(const Plan& plan) {
   return {budget_row, pure_row};
 }
 
+// ---- 6. A training step with one barrier per step -------------------------------------------
+
+std::vector<Row> measure_training_step(const Plan& plan) {
+  const int64_t steps = std::max<int64_t>(1, plan.iterations / kIterationsPerTrainingStep);
+  const std::vector<std::vector<float>> data = step_data();
+  const std::vector<lz::Shape> shapes = step_shapes();
+  std::vector<lz::Tensor> tensors;
+  for (size_t i = 0; i < data.size(); ++i) tensors.push_back(lz::from_vector(data[i], shapes[i]));
+  lz::waitall();
+  const std::vector<float> expected = trained_w2(data, steps);
+  const std::string shape = "64-128-10 x 64";
+  MlpParameters mlp;
+
+  const Timing timing = time_runs(plan.runs, [&] {
+    mlp = {tensors[2], tensors[3], tensors[4], tensors[5]};
+    const Stopwatch stopwatch;
+    for (int64_t step = 0; step < steps; ++step) {
+      record_training_step(tensors[0], tensors[1], mlp);
+      lz::waitall();
+    }
+    return stopwatch.milliseconds();
+  });
+  Row row = timed_row("async", "train_step", std::to_string(steps), shape, "waitall each step",
+                      timing, 0);
+  check(row, mlp.w2.to_vector<float>(), expected,
+        format("%.1f us per step", per_iteration_us(timing.median_ms, steps)));
+  std::vector<Row> rows = {row};
+  if (!plan.python.empty()) {
+    Plan per_step = plan;
+    per_step.size_label = std::to_string(steps);
+    Row numpy = numpy_row(per_step, "train_step", "train_step", steps, data, shapes, expected,
+                          shape, 0, "step");
+    rows.push_back(std::move(numpy));
+  }
+  set_reference(rows, row);
+  return rows;
+}
+
 // ---- The suite --------------------------------------------------------------------------------
 
 struct Experiment {
@@ -373,6 +450,10 @@ const std::vector<Experiment>& experiments() {
       {"recording",
        "x = x + 1 recorded 10 x size times under the node budget, and size times with none",
        measure_recording},
+      {"train_step",
+       "size/100 SGD steps of a 64-128-10 MLP classifier at batch 64 (forward, hand-written "
+       "backward, update), lz::waitall() after each",
+       measure_training_step},
   };
   return all;
 }
@@ -399,7 +480,10 @@ class AsyncSuite : public Suite {
     for (const Size& size : sizes) {
       // At least one warm-up run, so that kernels are compiled (or loaded from the disk cache)
       // before the clock runs.
-      const Plan plan{size.elements, size.label, {std::max(options.warmup, 1), options.repeat}};
+      const Plan plan{size.elements,
+                      size.label,
+                      {std::max(options.warmup, 1), options.repeat},
+                      options.numpy ? options.python : std::string()};
       for (const Experiment* experiment : selected) {
         for (Row& row : experiment->measure(plan)) rows.push_back(std::move(row));
       }
@@ -431,8 +515,14 @@ class AsyncSuite : public Suite {
         "constant and the add). Under the node budget (LZ_MAX_PENDING_NODES) each "
         "overflow runs the passes and launches on the recording thread");
     report.note(
+        "train_step: forward, hand-written backward and SGD update of every parameter; the "
+        "check is w2 after the steps against plain loops in double precision");
+    report.note(
+        "numpy eager: the same loop in numpy (peer_reference.py), in a Python subprocess on "
+        "the same inputs, timed around the loop");
+    report.note(
         "GB/s: the bytes each op reads and writes as written, one op at a time "
-        "(recording: 0)");
+        "(recording, train_step: 0)");
   }
 };
 

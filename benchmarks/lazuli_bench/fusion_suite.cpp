@@ -139,7 +139,7 @@ class FusionSuite : public Suite {
     for (const std::string& framework : frameworks) {
       Row row = base;
       row.variant = framework;
-      const PeerRun run = run_peer(options.python, framework, workload, problem, data,
+      const PeerRun run = run_peer(options.python, framework, workload.name, problem, data,
                                    options.warmup, options.repeat, thread_count());
       row.median_ms = run.median_ms;
       if (run.median_ms) {

@@ -135,9 +135,9 @@ bool numpy_available(const std::string& python) {
   return available[python] = importable;
 }
 
-PeerRun run_peer(const std::string& python, const std::string& framework, const Workload& workload,
-                 const Problem& problem, const std::vector<std::vector<float>>& data, int warmup,
-                 int repeat, int threads) {
+PeerRun run_peer(const std::string& python, const std::string& framework,
+                 const std::string& workload, const Problem& problem,
+                 const std::vector<std::vector<float>>& data, int warmup, int repeat, int threads) {
   PeerRun run;
   if (!numpy_available(python)) {
     run.problem = "numpy not installed for " + python;
@@ -159,7 +159,7 @@ PeerRun run_peer(const std::string& python, const std::string& framework, const 
   std::vector<std::string> arguments = {python,
                                         LAZULI_BENCH_PEER_SCRIPT,
                                         framework,
-                                        workload.name,
+                                        workload,
                                         std::to_string(warmup),
                                         std::to_string(repeat),
                                         std::to_string(threads),

@@ -22,12 +22,13 @@ struct PeerRun {
   std::string problem;        // "jax not installed", ...; empty when it ran
 };
 
-/// Runs `framework` on `workload` at `problem`'s shapes with the inputs `data` (one vector per
+/// Runs `framework` on the workload peer_reference.py calls `workload` ("mlp", or "chain:10000"
+/// for a loop and its iterations) at `problem`'s shapes with the inputs `data` (one vector per
 /// input), through `python` (an interpreter that can import the framework), with OpenMP and
 /// BLAS limited to `threads`.
-PeerRun run_peer(const std::string& python, const std::string& framework, const Workload& workload,
-                 const Problem& problem, const std::vector<std::vector<float>>& data, int warmup,
-                 int repeat, int threads);
+PeerRun run_peer(const std::string& python, const std::string& framework,
+                 const std::string& workload, const Problem& problem,
+                 const std::vector<std::vector<float>>& data, int warmup, int repeat, int threads);
 
 /// Whether `python -c "import numpy"` succeeds (checked once per interpreter).
 bool numpy_available(const std::string& python);

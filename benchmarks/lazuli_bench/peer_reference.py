@@ -3,6 +3,7 @@ wrote, timed; the result of the last run is written back for lazuli-bench to che
 
 usage: peer_reference.py FRAMEWORK WORKLOAD WARMUP REPEAT THREADS INPUTS OUTPUT SHAPE...
 FRAMEWORK: numpy, jax (jax.jit), torch (eager), torch.compile or drjit (LLVM backend).
+WORKLOAD: a name, or NAME:N for the loops of the async suite (numpy only), N their iterations.
 INPUTS: the float32 inputs one after another, row-major, each of shape SHAPE (D0xD1, "" for 0-d).
 OUTPUT: receives the last run's result, float32 row-major.
 Prints the median wall time of REPEAT runs, in milliseconds, on the last line of stdout.
@@ -32,8 +33,44 @@ def numpy_framework(threads):
         "softmax": softmax,
         "layernorm": layernorm,
         "mlp": lambda x, w1, b1, w2, b2: softmax(np.maximum(x @ w1 + b1, np.float32(0)) @ w2 + b2),
+        "wait_each": wait_each,
+        "chain": chain,
+        "train_step": train_steps,
     }
     return workloads, (lambda arrays: arrays), (lambda f, inputs: f(*inputs)), np.asarray
+
+
+# The loops of the async suite, eager: each takes its iteration count first.
+
+
+def wait_each(iterations, x):
+    y = x
+    for _ in range(iterations):
+        y = x + np.float32(1)
+    return y
+
+
+def chain(iterations, x):
+    for _ in range(iterations):
+        x = x + np.float32(1)
+    return x
+
+
+def train_steps(steps, x, targets, w1, b1, w2, b2):
+    """A 64-128-10 MLP trained `steps` SGD steps on one batch (training_step.h); returns w2."""
+    rate = np.float32(0.1)
+    scale = np.float32(1.0 / x.shape[0])
+    for _ in range(steps):
+        h = np.maximum(x @ w1 + b1, np.float32(0))
+        logits = h @ w2 + b2
+        e = np.exp(logits - logits.max(axis=-1, keepdims=True))
+        g = (e / e.sum(axis=-1, keepdims=True) - targets) * scale
+        gh = np.where(h > 0, g @ w2.T, np.float32(0))
+        w2 = w2 - rate * (h.T @ g)
+        b2 = b2 - rate * g.sum(axis=0)
+        w1 = w1 - rate * (x.T @ gh)
+        b1 = b1 - rate * gh.sum(axis=0)
+    return w2
 
 
 def jax_framework(threads):
@@ -159,10 +196,13 @@ def main():
     except ImportError as error:
         print(f"{framework} cannot be imported: {error}", file=sys.stderr)
         sys.exit(3)
-    if workload not in workloads:
+    name, _, iterations = workload.partition(":")
+    if name not in workloads or (iterations and framework != "numpy"):
         print(f"{framework} has no form of {workload} here", file=sys.stderr)
         sys.exit(4)
-    function = workloads[workload]
+    function = workloads[name]
+    if iterations:
+        function = lambda *arrays, loop=function: loop(int(iterations), *arrays)
     inputs = prepare(read_inputs(inputs_path, shapes))
     result = None
     for _ in range(max(warmup, 1)):  # at least one: jit compilation is not timed
