@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <regex>
 
 #include "frontend/evaluation.h"
@@ -409,16 +410,16 @@ passes::PassManager configure_passes(const Settings& settings, const EvaluationR
   return manager;
 }
 
-/// `plan`: where the passes' result came from ("hit", "miss", or "off" without the plan cache).
-/// The passes `manager` runs, in order: with the pass options, what a plan cache entry is for.
-std::string pipeline_key(const passes::PassManager& manager) {
-  std::string key;
-  for (const std::string& pass : manager.pipeline()) key += pass + ",";
-  return key;
+/// What names the passes configure_passes runs without dumping: with the pass options, what a
+/// plan cache entry is for.
+std::string pipeline_key(const Settings& settings) {
+  return std::string(passes::kDefaultPipeline) + " without " + settings.disabled_passes;
 }
 
+/// `plan`: where the passes' result came from ("hit", "miss", or "off" without the plan cache);
+/// `manager`: the passes that ran, null on a hit.
 void log_launch(const Settings& settings, const Launch& launch, const char* plan,
-                const passes::PassManager& manager) {
+                const passes::PassManager* manager) {
   const EvaluationRecord& record = launch.record;
   if (settings.log_level != LogLevel::Off) {
     const std::string left_pending =
@@ -435,7 +436,8 @@ void log_launch(const Settings& settings, const Launch& launch, const char* plan
                  left_pending.c_str());
   }
   if (settings.log_level == LogLevel::Debug) {
-    for (const passes::PassTiming& timing : manager.timings()) {
+    for (const passes::PassTiming& timing :
+         manager ? manager->timings() : std::vector<passes::PassTiming>{}) {
       std::fprintf(stderr, "[lazuli]   pass %s: %.3f ms\n", timing.pass.c_str(),
                    timing.milliseconds);
     }
@@ -479,23 +481,27 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   execution.jit = settings.jit;
   execution.cache_directory = settings.cache_directory;
   execution.log_level = settings.log_level;
-  passes::PassManager manager = configure_passes(settings, record, execution);
+  // Built when the passes run: a plan cache hit needs none.
+  std::optional<passes::PassManager> manager;
+  const auto run_passes = [&](passes::PassContext& context) {
+    manager.emplace(configure_passes(settings, record, execution));
+    manager->run(context);
+  };
   // Dumps show every pass, so dumping runs them every time.
   const bool cached = settings.plan_cache && settings.dump_directory.empty();
   const char* plan = "off";
   std::shared_ptr<Launch> launched;
   try {
     if (cached) {
-      const auto run = [&manager](passes::PassContext& context) { manager.run(context); };
       passes::PreparedContext prepared =
-          plan_cache().prepare(graph, pipeline_key(manager), options, run);
+          plan_cache().prepare(graph, pipeline_key(settings), options, run_passes);
       plan = prepared.hit ? "hit" : "miss";
       (prepared.hit ? support::counters().plan_hits : support::counters().plan_misses)
           .fetch_add(1, std::memory_order_relaxed);
       launched = std::make_shared<Launch>(std::move(prepared.context));
     } else {
       launched = std::make_shared<Launch>(passes::PassContext(ir::clone_graph(graph), options));
-      manager.run(launched->context);
+      run_passes(launched->context);
     }
   } catch (const std::exception& error) {
     // Nothing was launched: every node stays pending, and the failure is on record.
@@ -532,7 +538,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   span.flow_out(launched->flow);
   support::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
   support::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
-  log_launch(settings, *launched, plan, manager);
+  log_launch(settings, *launched, plan, manager ? &*manager : nullptr);
   last_record = std::move(record);
 
   for (size_t i = 0; i < graph.outputs.size(); ++i) {

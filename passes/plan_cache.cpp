@@ -145,8 +145,11 @@ struct PlanCache::Entry {
   /// Set when the passes computed values from the constants: the result holds only for these.
   bool folded = false;
   std::vector<ir::ScalarParam> folded_from;
-  /// The optimized graph without buffers, the kernels over it, and where its values come from.
-  ir::Graph graph;
+  /// The optimized graph's nodes without inputs or buffers, each node's inputs and the outputs
+  /// by position, the kernels over them, and where the values come from.
+  std::vector<ir::NodePtr> nodes;
+  std::vector<std::vector<int32_t>> inputs;
+  std::vector<int32_t> outputs;
   bool fused = false;
   std::vector<KernelNodes> kernels;
   std::vector<Binding> bindings;
@@ -154,10 +157,20 @@ struct PlanCache::Entry {
   /// A copy of the result holding `recorded`'s buffers, values and lines. The fusion plan has
   /// its kernels; fusion's reasons for the boundaries are for dumps, which bypass the cache.
   PassContext instantiate(const ir::Graph& recorded) const {
-    PassContext context(ir::clone_graph(graph), options);
-    const std::vector<ir::NodePtr>& nodes = context.graph.nodes;
+    ir::Graph copy;
+    copy.nodes.reserve(nodes.size());
+    for (size_t j = 0; j < nodes.size(); ++j) {
+      ir::NodePtr node = ir::copy_without_inputs(*nodes[j]);
+      node->inputs.reserve(inputs[j].size());
+      for (int32_t position : inputs[j]) node->inputs.push_back(copy.nodes[position]);
+      copy.nodes.push_back(std::move(node));
+    }
+    copy.outputs.reserve(outputs.size());
+    for (int32_t position : outputs) copy.outputs.push_back(copy.nodes[position]);
+    PassContext context(std::move(copy), options);
+    const std::vector<ir::NodePtr>& copied = context.graph.nodes;
     for (const Binding& binding : bindings) {
-      ir::Node& node = *nodes[binding.result];
+      ir::Node& node = *copied[binding.result];
       const ir::Node& original = *recorded.nodes[binding.recorded];
       node.location = original.location;
       node.buffer = original.buffer;
@@ -171,7 +184,7 @@ struct PlanCache::Entry {
     const auto pointers = [&](const std::vector<int32_t>& positions) {
       std::vector<ir::NodePtr> result;
       result.reserve(positions.size());
-      for (int32_t position : positions) result.push_back(nodes[position]);
+      for (int32_t position : positions) result.push_back(copied[position]);
       return result;
     };
     auto plan = std::make_unique<plan::FusionPlan>();
@@ -230,9 +243,12 @@ struct PlanCache::Entry {
       }
     }
     entry->options = optimized.options;
-    // The remembered graph holds no buffer: the cache keeps no tensor alive.
-    entry->graph = ir::clone_graph(optimized.graph);
-    for (const ir::NodePtr& node : entry->graph.nodes) node->buffer = nullptr;
+    // Copies without buffers: the cache keeps no tensor alive.
+    for (const ir::NodePtr& node : nodes) {
+      entry->nodes.push_back(ir::copy_without_inputs(*node));
+      entry->inputs.push_back(positions(node->inputs));
+    }
+    entry->outputs = positions(optimized.graph.outputs);
     return entry;
   }
 };
