@@ -17,8 +17,8 @@ namespace lz::frontend {
 namespace {
 
 // The pending graph is one, shared by every thread, behind this lock: recording adds to it,
-// an evaluation collects, optimizes and launches from it. Running the launched work happens on
-// the streams, outside the lock.
+// an evaluation collects and launches from it. The passes (finish_launches) and the launched
+// work run outside the lock.
 std::mutex graph_mutex;
 
 bool is_blocking(EvaluationReason reason) {
@@ -68,7 +68,7 @@ void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::sour
   }
   // Back-pressure only for a thread about to launch, and outside the lock.
   if (any_pending) wait_for_room(loc);
-  std::shared_ptr<Launch> claimed;
+  std::vector<std::shared_ptr<Launch>> launched;
   {
     std::lock_guard lock(graph_mutex);
     std::vector<ir::NodePtr> pending;
@@ -78,16 +78,16 @@ void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::sour
     if (!pending.empty()) {
       const ir::Graph graph = ir::Graph::collect(pending);
       pending.clear();  // the graph's outputs hold them now
-      claimed = launch_kept(graph, reason, loc, blocking);
+      launched = launch_kept(graph, reason, loc, blocking);
     }
   }
-  run_claimed(std::move(claimed));
+  finish_launches(std::move(launched));
   if (blocking) wait_for(roots, reason, loc);
 }
 
 void evaluate_all(EvaluationReason reason, std::source_location loc) {
   if (ir::PendingList::global().size() > 0) wait_for_room(loc);
-  std::shared_ptr<Launch> claimed;
+  std::vector<std::shared_ptr<Launch>> launched;
   {
     std::lock_guard lock(graph_mutex);
     std::vector<ir::NodePtr> pending = ir::PendingList::global().snapshot();
@@ -96,10 +96,10 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
       pending.clear();
       // Every pending node is in the graph; only those held from outside it are results to keep.
       graph.outputs.clear();
-      claimed = launch_kept(graph, reason, loc, is_blocking(reason));
+      launched = launch_kept(graph, reason, loc, is_blocking(reason));
     }
   }
-  run_claimed(std::move(claimed));
+  finish_launches(std::move(launched));
   if (reason != EvaluationReason::WaitAll) return;
   {
     support::trace::Span span("wait", "waitall");

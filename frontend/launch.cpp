@@ -31,7 +31,24 @@ namespace lz::frontend {
 namespace {
 
 uint64_t evaluation_count = 0;  // guarded by the graph lock
-EvaluationRecord last_record;   // guarded by the graph lock
+
+/// The record of the latest evaluation, written once its passes have run (outside the graph
+/// lock).
+struct LatestRecord {
+  std::mutex mutex;
+  EvaluationRecord record;
+};
+LatestRecord& latest_record() {
+  static auto* latest = new LatestRecord();  // never destroyed: launches run at exit
+  return *latest;
+}
+
+/// Keeps `record` as the latest unless a later evaluation's is there already.
+void set_latest_record(const EvaluationRecord& record) {
+  LatestRecord& latest = latest_record();
+  std::lock_guard lock(latest.mutex);
+  if (record.number >= latest.record.number) latest.record = record;
+}
 
 /// The wall time of the evaluation that finished last, written by the thread that ran it (which
 /// holds no graph lock) before its readers wake up.
@@ -205,9 +222,10 @@ UnreportedFailures& unreported_failures() {
 
 }  // namespace
 
-/// One device's part of an evaluation, optimized and ready to run on that device's stream.
+/// One device's part of an evaluation: made under the graph lock with its promises and its
+/// stream's slot, optimized outside it (prepare_launch), then run on that stream.
 struct Launch {
-  explicit Launch(passes::PassContext optimized) : context(std::move(optimized)) {}
+  Launch() = default;
   Launch(const Launch&) = delete;
   Launch& operator=(const Launch&) = delete;
   /// A launch dropped before it ran (its queueing failed) fails its promises, so that nobody
@@ -218,15 +236,25 @@ struct Launch {
                                           record.location + " was dropped before it ran")));
   }
 
-  /// Fails every promise with `why` and sets the event, unless the launch has run already.
+  /// Fails every promise with `why` and sets the events, unless the launch has run already.
   void abandon(const std::exception_ptr& why) {
     if (done->is_set()) return;
     for (const auto& promise : promises) promise->fail(why);
     promises.clear();
+    prepared->set();
     done->set();
   }
 
-  passes::PassContext context;
+  // Until prepared: what the plan cache found, and the passes to run on a miss.
+  std::optional<passes::PlanCache::Lookup> lookup;
+  std::optional<passes::PassManager> manager;
+  Settings settings;
+  const char* plan = "off";  // for the log: plan cache "hit", "miss", or "off"
+  /// Set once `context` is optimized: the stream's slot waits for it.
+  std::shared_ptr<memory::Event> prepared = std::make_shared<memory::Event>();
+  bool claimed = false;  // run by the launching thread instead of its stream's worker
+
+  passes::PassContext context{ir::Graph{}};
   runtime::ExecutionOptions options;
   std::vector<std::shared_ptr<memory::Buffer>> promises;  // one per context.graph.outputs
   std::shared_ptr<memory::Event> done = std::make_shared<memory::Event>();
@@ -452,18 +480,22 @@ void log_launch(const Settings& settings, const Launch& launch, const char* plan
   }
 }
 
-/// Optimizes the pending work behind `graph`, whose outputs are the results to keep, all on
-/// one device, and queues it on that device's stream; the outputs become data leaves holding
-/// promised buffers at once. Returns the launch instead of queuing it when `claim` is set and
-/// the stream is idle: the caller runs it, outside the graph lock. Called under the graph lock.
+/// Starts the launch of the pending work behind `graph`, whose outputs are the results to keep,
+/// all on one device: looks its structure up in the plan cache (on a miss, builds the passes,
+/// so that a pipeline that cannot be built fails with nothing changed), gives the outputs
+/// promised buffers (they become data leaves at once), and takes the launch's slot on the
+/// device's stream, or the whole stream when `claim` is set and it is idle. The slot waits for
+/// prepare_launch, which runs the passes outside the graph lock. Called under the graph lock.
 std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason reason,
                                std::source_location loc, bool claim, int64_t left_pending) {
   const auto start = std::chrono::steady_clock::now();
-  Settings settings = current_settings();
+  auto launched = std::make_shared<Launch>();
+  Settings& settings = launched->settings;
+  settings = current_settings();
   if (!settings.dump_directory.empty() && !dump_directory_usable(settings.dump_directory)) {
     settings.dump_directory.clear();
   }
-  EvaluationRecord record;
+  EvaluationRecord& record = launched->record;
   record.number = ++evaluation_count;
   record.reason = reason;
   record.location = location_string(loc);
@@ -477,31 +509,17 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
 
   passes::PassOptions options;
   options.fusion = settings.fusion;
-  runtime::ExecutionOptions execution;
+  runtime::ExecutionOptions& execution = launched->options;
   execution.jit = settings.jit;
   execution.cache_directory = settings.cache_directory;
   execution.log_level = settings.log_level;
-  // Built when the passes run: a plan cache hit needs none.
-  std::optional<passes::PassManager> manager;
-  const auto run_passes = [&](passes::PassContext& context) {
-    manager.emplace(configure_passes(settings, record, execution));
-    manager->run(context);
-  };
   // Dumps show every pass, so dumping runs them every time.
   const bool cached = settings.plan_cache && settings.dump_directory.empty();
-  const char* plan = "off";
-  std::shared_ptr<Launch> launched;
   try {
-    if (cached) {
-      passes::PreparedContext prepared =
-          plan_cache().prepare(graph, pipeline_key(settings), options, run_passes);
-      plan = prepared.hit ? "hit" : "miss";
-      (prepared.hit ? support::counters().plan_hits : support::counters().plan_misses)
-          .fetch_add(1, std::memory_order_relaxed);
-      launched = std::make_shared<Launch>(std::move(prepared.context));
-    } else {
-      launched = std::make_shared<Launch>(passes::PassContext(ir::clone_graph(graph), options));
-      run_passes(launched->context);
+    launched->lookup = cached ? plan_cache().look_up(graph, pipeline_key(settings), options)
+                              : passes::PlanCache::uncached(graph, options);
+    if (!launched->lookup->hit()) {
+      launched->manager.emplace(configure_passes(settings, record, execution));
     }
   } catch (const std::exception& error) {
     // Nothing was launched: every node stays pending, and the failure is on record.
@@ -510,8 +528,14 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
                    static_cast<unsigned long long>(record.number), evaluation_reason_name(reason),
                    record.location.c_str(), error.what());
     }
-    last_record = std::move(record);
+    set_latest_record(record);
+    launched->abandon(std::current_exception());
     throw;
+  }
+  if (cached) {
+    launched->plan = launched->lookup->hit() ? "hit" : "miss";
+    (launched->lookup->hit() ? support::counters().plan_hits : support::counters().plan_misses)
+        .fetch_add(1, std::memory_order_relaxed);
   }
 
   // What may still fail (allocating, starting the stream's worker) happens before any node
@@ -521,25 +545,16 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
     launched->promises.push_back(
         memory::Buffer::promise(output->dtype, output->size(), launched->done));
   }
-  const passes::PassContext& context = launched->context;
-  record.kernels =
-      context.fusion ? static_cast<int64_t>(context.fusion->kernels.size()) : record.nodes;
-  record.prepare_milliseconds =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  launched->record = record;
   launched->started = start;
-  launched->options = std::move(execution);
   launched->device = device;
   launched->stream = current_stream();
-  launched->options.device = device;
-  launched->options.stream = launched->stream;
+  execution.device = device;
+  execution.stream = launched->stream;
   launched->flow = support::trace::new_flow_id();
   runtime::Stream& stream = stream_of(*launched);
   span.flow_out(launched->flow);
   support::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
   support::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
-  log_launch(settings, *launched, plan, manager ? &*manager : nullptr);
-  last_record = std::move(record);
 
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     ir::PendingList::global().remove(graph.outputs[i].get());
@@ -547,19 +562,59 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   }
   try {
     in_flight().add(*launched);
-    if (claim && stream.claim_if_idle()) return launched;
-    stream.submit([launched] { run_launch(*launched); });
+    if (claim && stream.claim_if_idle()) {
+      launched->claimed = true;
+    } else {
+      stream.submit([launched] {
+        launched->prepared->wait();
+        if (!launched->done->is_set()) run_launch(*launched);
+      });
+    }
   } catch (...) {
     launched->abandon(std::current_exception());
     throw;
   }
-  return nullptr;
+  return launched;
+}
+
+/// Runs the passes of a launch (or takes the plan cache's hit), outside the graph lock, then
+/// logs it and lets its stream's slot run it. A failure of the passes fails its promises and is
+/// thrown.
+void prepare_launch(Launch& launch) {
+  support::trace::Span span("prepare", "evaluation");
+  span.arg("number", static_cast<int64_t>(launch.record.number));
+  try {
+    launch.context = plan_cache().complete(
+        std::move(*launch.lookup),
+        [&launch](passes::PassContext& context) { launch.manager->run(context); });
+  } catch (const std::exception& error) {
+    if (launch.settings.log_level != LogLevel::Off) {
+      std::fprintf(stderr, "[lazuli] evaluation %llu: %s at %s failed: %s\n",
+                   static_cast<unsigned long long>(launch.record.number),
+                   evaluation_reason_name(launch.record.reason), launch.record.location.c_str(),
+                   error.what());
+    }
+    set_latest_record(launch.record);
+    launch.abandon(std::current_exception());
+    throw;
+  }
+  launch.lookup.reset();
+  EvaluationRecord& record = launch.record;
+  const passes::PassContext& context = launch.context;
+  record.kernels =
+      context.fusion ? static_cast<int64_t>(context.fusion->kernels.size()) : record.nodes;
+  record.prepare_milliseconds =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - launch.started)
+          .count();
+  log_launch(launch.settings, launch, launch.plan, launch.manager ? &*launch.manager : nullptr);
+  set_latest_record(record);
+  launch.prepared->set();
 }
 
 }  // namespace
 
-std::shared_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason reason,
-                                    std::source_location loc, bool claim) {
+std::vector<std::shared_ptr<Launch>> launch_kept(const ir::Graph& graph, EvaluationReason reason,
+                                                 std::source_location loc, bool claim) {
   const KeptResults kept = results_to_keep(graph);
   const std::vector<bool>& keep = kept.keep;
   for (ir::Node* node : kept.left) node->left_pending = true;
@@ -572,23 +627,42 @@ std::shared_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason rea
     if (group == by_device.end()) group = by_device.insert(by_device.end(), {node->device, {}});
     group->second.push_back(node);
   }
-  std::shared_ptr<Launch> claimed;
-  for (auto& [device, outputs] : by_device) {
-    // Only pending nodes of this device are reached: ops never mix devices, and a tensor moved
-    // with to() is a data leaf on the other side. (Scalar constants have no device of their own
-    // and are computed wherever they are used.)
-    std::shared_ptr<Launch> here =
-        launch(ir::Graph::collect(outputs), device, reason, loc, claim && by_device.size() == 1,
-               static_cast<int64_t>(kept.left.size()));
-    if (here) claimed = std::move(here);
+  std::vector<std::shared_ptr<Launch>> launches;
+  try {
+    for (auto& [device, outputs] : by_device) {
+      // Only pending nodes of this device are reached: ops never mix devices, and a tensor moved
+      // with to() is a data leaf on the other side. (Scalar constants have no device of their
+      // own and are computed wherever they are used.)
+      launches.push_back(launch(ir::Graph::collect(outputs), device, reason, loc,
+                                claim && by_device.size() == 1,
+                                static_cast<int64_t>(kept.left.size())));
+    }
+  } catch (...) {
+    // The devices launched already hold stream slots: they fail, so that no slot waits forever.
+    for (const std::shared_ptr<Launch>& launched : launches) {
+      launched->abandon(std::current_exception());
+      if (launched->claimed) stream_of(*launched).release();
+    }
+    throw;
   }
-  return claimed;
+  return launches;
 }
 
-void run_claimed(std::shared_ptr<Launch> claimed) {
-  if (!claimed) return;
-  run_launch(*claimed);
-  stream_of(*claimed).release();
+void finish_launches(std::vector<std::shared_ptr<Launch>> launches) {
+  std::exception_ptr failure;
+  for (const std::shared_ptr<Launch>& launched : launches) {
+    try {
+      prepare_launch(*launched);
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
+  }
+  for (const std::shared_ptr<Launch>& launched : launches) {
+    if (!launched->claimed) continue;
+    if (!launched->done->is_set()) run_launch(*launched);
+    stream_of(*launched).release();
+  }
+  if (failure) std::rethrow_exception(failure);
 }
 
 void wait_for_room(std::source_location loc) { in_flight().wait_for_room(loc); }
@@ -598,7 +672,12 @@ void forget_failure(const std::exception_ptr& error) { unreported_failures().for
 std::exception_ptr take_earliest_failure() { return unreported_failures().take_earliest(); }
 
 EvaluationRecord last_launch_record() {
-  EvaluationRecord record = last_record;
+  EvaluationRecord record;
+  {
+    LatestRecord& latest = latest_record();
+    std::lock_guard lock(latest.mutex);
+    record = latest.record;
+  }
   FinishedEvaluation& finished = last_finished();
   std::lock_guard lock(finished.mutex);
   if (finished.number == record.number) record.milliseconds = finished.milliseconds;

@@ -6,6 +6,7 @@
 #include <memory>
 #include <source_location>
 #include <string>
+#include <vector>
 
 #include "ir/graph.h"
 #include "lazuli/inspect.h"
@@ -16,19 +17,23 @@ namespace lz::frontend {
 struct Launch;
 
 /// Launches the nodes of `graph` that someone outside it still holds, grouped by device, each
-/// group on its device's stream; they become data leaves holding promised buffers at once.
-/// When `graph.outputs` names the requested results, a held intermediate that is cheap to
-/// recompute stays pending instead (launch.cpp, results_to_keep).
-/// When `claim` is set and the evaluation has a single device whose stream is idle, the launch
-/// is returned instead of queued: the caller runs it with run_claimed, outside the graph lock.
-/// Called under the graph lock. Throws when the passes fail (nothing changed then) or when the
-/// launch could not be queued (its promises then hold that failure, so no reader waits forever).
-std::shared_ptr<Launch> launch_kept(const ir::Graph& graph, EvaluationReason reason,
-                                    std::source_location loc, bool claim);
+/// group in a slot of its device's stream; they become data leaves holding promised buffers at
+/// once. When `graph.outputs` names the requested results, a held intermediate that is cheap to
+/// recompute stays pending instead (launch.cpp, results_to_keep). When `claim` is set and the
+/// evaluation has a single device whose stream is idle, the launch claims the whole stream
+/// instead of a slot: finish_launches runs it on the calling thread.
+/// Called under the graph lock; the launches' passes have not run yet: pass them to
+/// finish_launches once the lock is released. Throws when the passes cannot be built (nothing
+/// changed then) or when a launch could not be queued (its promises then hold that failure, so
+/// no reader waits forever).
+std::vector<std::shared_ptr<Launch>> launch_kept(const ir::Graph& graph, EvaluationReason reason,
+                                                 std::source_location loc, bool claim);
 
-/// Runs a launch returned by launch_kept on the calling thread, then gives its stream back.
-/// Does nothing for null.
-void run_claimed(std::shared_ptr<Launch> claimed);
+/// Outside the graph lock, so that other threads keep recording: runs the passes of each of
+/// `launches` (a plan cache hit has none to run), lets its stream's slot run it, and runs a
+/// claimed one on the calling thread, then gives its stream back. Throws the first failure of
+/// the passes once every launch is released; the failed launch's promises hold it too.
+void finish_launches(std::vector<std::shared_ptr<Launch>> launches);
 
 /// Back-pressure: blocks until fewer than max_in_flight() launches are unfinished and their
 /// promised bytes are at most half the memory limit, saying in the log why it waited.

@@ -256,44 +256,78 @@ struct PlanCache::Entry {
 PlanCache::PlanCache(size_t capacity) : capacity_(capacity) {}
 PlanCache::~PlanCache() = default;
 
-PreparedContext PlanCache::prepare(const ir::Graph& graph, const std::string& pipeline,
-                                   const PassOptions& options, const Pipeline& run) {
-  const auto index = graph.index();
-  Signature signature = signature_of(graph, index, options);
-  const uint64_t hash = hash_of(signature);
+PlanCache::Lookup::Lookup() = default;
+PlanCache::Lookup::~Lookup() = default;
+PlanCache::Lookup::Lookup(Lookup&&) noexcept = default;
+PlanCache::Lookup& PlanCache::Lookup::operator=(Lookup&&) noexcept = default;
+
+PlanCache::Lookup PlanCache::look_up(const ir::Graph& graph, const std::string& pipeline,
+                                     const PassOptions& options) const {
+  Lookup lookup;
+  lookup.signature_ = signature_of(graph, graph.index(), options);
+  lookup.hash_ = hash_of(lookup.signature_);
+  lookup.pipeline_ = pipeline;
+  lookup.options_ = options;
   {
     std::lock_guard lock(mutex_);
-    const auto [begin, end] = entries_.equal_range(hash);
+    const auto [begin, end] = entries_.equal_range(lookup.hash_);
     for (auto it = begin; it != end; ++it) {
       const Entry& entry = *it->second;
-      if (entry.signature != signature || entry.pipeline != pipeline) continue;
+      if (entry.signature != lookup.signature_ || entry.pipeline != pipeline) continue;
       if (entry.folded && entry.folded_from != folded_inputs(graph)) continue;
-      return {entry.instantiate(graph), true};
+      lookup.hit_ = entry.instantiate(graph);
+      return lookup;
     }
   }
-  PassContext context(ir::clone_graph(graph), options);
+  lookup.recorded_ = ir::clone_graph(graph);
+  return lookup;
+}
+
+PlanCache::Lookup PlanCache::uncached(const ir::Graph& graph, const PassOptions& options) {
+  Lookup lookup;
+  lookup.options_ = options;
+  lookup.recorded_ = ir::clone_graph(graph);
+  lookup.remembered_ = false;
+  return lookup;
+}
+
+PassContext PlanCache::complete(Lookup lookup, const Pipeline& run) {
+  if (lookup.hit_) return std::move(*lookup.hit_);
+  if (!lookup.remembered_) {
+    PassContext context(std::move(lookup.recorded_), lookup.options_);
+    run(context);
+    return context;
+  }
+  PassContext context(ir::clone_graph(lookup.recorded_), lookup.options_);
   const std::vector<ir::NodePtr> clones = context.graph.nodes;  // held: no address is reused
   run(context);
-  if (std::unique_ptr<Entry> entry = Entry::of(graph, clones, context)) {
-    entry->signature = std::move(signature);
-    entry->pipeline = pipeline;
-    std::lock_guard lock(mutex_);
-    const Entry* remembered = entry.get();
-    entries_.emplace(hash, std::move(entry));
-    age_.emplace_back(hash, remembered);
-    while (age_.size() > capacity_) {
-      const auto [oldest_hash, oldest] = age_.front();
-      age_.pop_front();
-      const auto [begin, end] = entries_.equal_range(oldest_hash);
-      for (auto it = begin; it != end; ++it) {
-        if (it->second.get() == oldest) {
-          entries_.erase(it);
-          break;
-        }
+  std::unique_ptr<Entry> entry = Entry::of(lookup.recorded_, clones, context);
+  if (!entry) return context;
+  entry->signature = std::move(lookup.signature_);
+  entry->pipeline = std::move(lookup.pipeline_);
+  std::lock_guard lock(mutex_);
+  const Entry* remembered = entry.get();
+  entries_.emplace(lookup.hash_, std::move(entry));
+  age_.emplace_back(lookup.hash_, remembered);
+  while (age_.size() > capacity_) {
+    const auto [oldest_hash, oldest] = age_.front();
+    age_.pop_front();
+    const auto [first, last] = entries_.equal_range(oldest_hash);
+    for (auto it = first; it != last; ++it) {
+      if (it->second.get() == oldest) {
+        entries_.erase(it);
+        break;
       }
     }
   }
-  return {std::move(context), false};
+  return context;
+}
+
+PreparedContext PlanCache::prepare(const ir::Graph& graph, const std::string& pipeline,
+                                   const PassOptions& options, const Pipeline& run) {
+  Lookup lookup = look_up(graph, pipeline, options);
+  const bool hit = lookup.hit();
+  return {complete(std::move(lookup), run), hit};
 }
 
 size_t PlanCache::size() const {

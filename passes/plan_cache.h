@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -46,10 +47,44 @@ class PlanCache {
   PlanCache(const PlanCache&) = delete;
   PlanCache& operator=(const PlanCache&) = delete;
 
-  /// The optimized context for `graph`: a remembered one rebound to `graph`'s values, or `run`
-  /// over ir::clone_graph(graph), then remembered. `pipeline` names the passes that `run` runs;
-  /// together with `options` it is part of the key. A pipeline that throws remembers nothing.
-  /// Results with a schedule or a memory plan are not remembered.
+  /// What look_up found for a graph: a context ready to run, or a private copy of the graph
+  /// for complete to run the passes on.
+  class Lookup {
+   public:
+    Lookup();
+    ~Lookup();
+    Lookup(Lookup&&) noexcept;
+    Lookup& operator=(Lookup&&) noexcept;
+    bool hit() const { return hit_.has_value(); }
+
+   private:
+    friend class PlanCache;
+    std::vector<int64_t> signature_;
+    uint64_t hash_ = 0;
+    std::string pipeline_;
+    PassOptions options_;
+    std::optional<PassContext> hit_;
+    ir::Graph recorded_;  // on a miss: the recorded graph, copied with its values
+    bool remembered_ = true;
+  };
+
+  /// Looks `graph` up: on a hit, a copy of the remembered result rebound to `graph`'s values.
+  /// `pipeline` names the passes that will run on a miss; with `options` it is part of the key.
+  /// Reads `graph`'s nodes, so it runs where they cannot change (under the graph lock); the
+  /// Lookup holds nothing of them but buffers.
+  Lookup look_up(const ir::Graph& graph, const std::string& pipeline,
+                 const PassOptions& options) const;
+
+  /// A lookup that never hits and whose result complete does not remember: the passes run on a
+  /// copy of `graph` (taken here, under the caller's lock).
+  static Lookup uncached(const ir::Graph& graph, const PassOptions& options);
+
+  /// The context to run: a hit's, or `run` over a copy of the recorded graph, whose result is
+  /// then remembered. Safe on any thread. A pipeline that throws remembers nothing; results with
+  /// a schedule or a memory plan are not remembered.
+  PassContext complete(Lookup lookup, const Pipeline& run);
+
+  /// look_up and complete in one call.
   PreparedContext prepare(const ir::Graph& graph, const std::string& pipeline,
                           const PassOptions& options, const Pipeline& run);
 

@@ -6,6 +6,7 @@
 #include <lazuli/lazuli.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -107,6 +108,46 @@ TEST(AsyncStressTest, FourThreadsRunRandomProgramsAtOnce) {
   }
   for (std::thread& thread : threads) thread.join();
   for (int t = 0; t < 4; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  lz::waitall();
+}
+
+// The passes run outside the graph lock: while one thread's evaluations run them (each graph of
+// a new length, so the plan cache misses every time), four others record and read their own
+// chains.
+TEST(AsyncStressTest, FourThreadsRecordWhileAnotherRunsThePasses) {
+  constexpr int kRounds = 12, kRecorders = 4, kSteps = 40;
+  std::atomic<bool> optimizing{true};
+  std::vector<int> mismatches(kRecorders + 1);
+  std::thread optimizer([&] {
+    for (int round = 0; round < kRounds; ++round) {
+      lz::Tensor x = lz::arange(0, kLength, 1, lz::float64);
+      std::vector<double> expected(kLength);
+      for (int64_t i = 0; i < kLength; ++i) expected[i] = static_cast<double>(i);
+      for (int step = 0; step < 300 + round; ++step) {
+        x = x * 0.5 + 1;
+        for (double& value : expected) value = value * 0.5 + 1;
+      }
+      mismatches[kRecorders] += x.to_vector<double>() == expected ? 0 : 1;
+    }
+    optimizing = false;
+  });
+  std::vector<std::thread> recorders;
+  for (int t = 0; t < kRecorders; ++t) {
+    recorders.emplace_back([t, &optimizing, &mismatches] {
+      do {
+        lz::Tensor y = lz::full({kLength}, t, lz::float64);
+        for (int step = 0; step < kSteps; ++step) y = y + 1;
+        const std::vector<double> values = y.to_vector<double>();
+        mismatches[t] += std::all_of(values.begin(), values.end(),
+                                     [t](double value) { return value == t + kSteps; })
+                             ? 0
+                             : 1;
+      } while (optimizing);
+    });
+  }
+  optimizer.join();
+  for (std::thread& recorder : recorders) recorder.join();
+  for (int t = 0; t <= kRecorders; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
   lz::waitall();
 }
 
