@@ -272,11 +272,13 @@ class InFlight {
  public:
   void add(const Launch& launch) {
     std::lock_guard lock(mutex_);
-    launches_.push_back({launch.done, promised_bytes(launch), launch.record.number});
+    launches_.push_back(
+        {launch.done, promised_bytes(launch), launch.record.nodes, launch.record.number});
   }
 
-  /// Blocks until fewer than max_in_flight() launches are unfinished and their promised bytes
-  /// are at most half the memory limit; says in the log why it waited.
+  /// Blocks until fewer than max_in_flight() launches are unfinished, their promised bytes are
+  /// at most half the memory limit and their recorded nodes at most kMaxNodesInFlight; says in
+  /// the log why it waited.
   void wait_for_room(std::source_location loc) {
     while (true) {
       Entry oldest;
@@ -286,7 +288,11 @@ class InFlight {
         std::erase_if(launches_, [](const Entry& entry) { return entry.done->is_set(); });
         if (launches_.empty()) return;
         int64_t bytes = 0;
-        for (const Entry& entry : launches_) bytes += entry.bytes;
+        int64_t nodes = 0;
+        for (const Entry& entry : launches_) {
+          bytes += entry.bytes;
+          nodes += entry.nodes;
+        }
         const auto count = static_cast<int64_t>(launches_.size());
         if (count >= max_in_flight()) {
           why = std::to_string(count) +
@@ -294,6 +300,9 @@ class InFlight {
         } else if (bytes > memory::Buffer::memory_limit() / 2) {
           why = std::to_string(bytes) + " bytes of results in flight, over half of " +
                 "LZ_MEMORY_LIMIT=" + std::to_string(memory::Buffer::memory_limit());
+        } else if (nodes > kMaxNodesInFlight) {
+          why = std::to_string(nodes) + " recorded nodes in flight (at most " +
+                std::to_string(kMaxNodesInFlight) + ")";
         } else {
           return;
         }
@@ -311,9 +320,15 @@ class InFlight {
   }
 
  private:
+  /// Each launch holds its optimized graph until it has run (a few hundred bytes a node): the
+  /// launches of a loop that records faster than its stream computes would otherwise hold up
+  /// to LZ_MAX_IN_FLIGHT graphs of LZ_MAX_PENDING_NODES nodes.
+  static constexpr int64_t kMaxNodesInFlight = 100'000;
+
   struct Entry {
     std::shared_ptr<memory::Event> done;
     int64_t bytes = 0;
+    int64_t nodes = 0;
     uint64_t number = 0;
   };
 

@@ -115,13 +115,36 @@ uint64_t hash_of(const std::vector<int64_t>& signature) {
 }
 
 /// Every foldable constant's params, in node order: what a result with folded values is for.
-std::vector<ir::ScalarParam> folded_inputs(const ir::Graph& graph) {
+std::vector<ir::ScalarParam> folded_inputs(const std::vector<ir::NodePtr>& nodes) {
   std::vector<ir::ScalarParam> values;
-  for (const ir::NodePtr& node : graph.nodes) {
+  for (const ir::NodePtr& node : nodes) {
     if (is_foldable(*node)) values.insert(values.end(), {node->params[0], node->params[1]});
   }
   return values;
 }
+
+/// What the passes may change of a recorded node: its op and values (passes/simplification.cpp
+/// rewrites nodes in place).
+struct RecordedValues {
+  ir::Op op;
+  const memory::Buffer* buffer;
+  ir::ScalarParam params[2];
+  uint64_t seed;
+  std::vector<int64_t> starts;
+
+  explicit RecordedValues(const ir::Node& node)
+      : op(node.op),
+        buffer(node.buffer.get()),
+        params{node.params[0], node.params[1]},
+        seed(node.seed),
+        starts(node.starts) {}
+
+  /// Whether `node` still is this op with these values.
+  bool unchanged_in(const ir::Node& node) const {
+    return node.op == op && node.buffer.get() == buffer && same_bits(node.params[0], params[0]) &&
+           same_bits(node.params[1], params[1]) && node.seed == seed && node.starts == starts;
+  }
+};
 
 }  // namespace
 
@@ -197,10 +220,12 @@ struct PlanCache::Entry {
     return context;
   }
 
-  /// What to remember of `optimized`, the result of the passes over `clones`, the copies of
-  /// `recorded`'s nodes in its order; null when the result cannot be rebound.
-  static std::unique_ptr<Entry> of(const ir::Graph& recorded,
+  /// What to remember of `optimized`, the result of the passes over `clones`, the recorded
+  /// graph's nodes as they were before the passes (`recorded`: their values then, in the same
+  /// order); null when the result cannot be rebound.
+  static std::unique_ptr<Entry> of(const std::vector<RecordedValues>& recorded,
                                    const std::vector<ir::NodePtr>& clones,
+                                   const std::vector<ir::ScalarParam>& folded_from,
                                    const PassContext& optimized) {
     if (optimized.schedule || optimized.memory) return nullptr;
     std::unordered_map<const ir::Node*, int32_t> recorded_position;
@@ -218,13 +243,12 @@ struct PlanCache::Entry {
         entry->folded = entry->folded || carries_values(node);
         continue;
       }
-      const ir::Node& original = *recorded.nodes[found->second];
-      const bool unchanged = node.op == original.op && same_values(node, original);
+      const bool unchanged = recorded[found->second].unchanged_in(node);
       if (carries_values(node) && !unchanged) entry->folded = true;
       entry->bindings.push_back(
           {static_cast<int32_t>(j), found->second, carries_values(node) && unchanged});
     }
-    if (entry->folded) entry->folded_from = folded_inputs(recorded);
+    if (entry->folded) entry->folded_from = folded_from;
 
     const auto optimized_index = optimized.graph.index();
     const auto positions = [&](const std::vector<ir::NodePtr>& kernel_nodes) {
@@ -253,7 +277,8 @@ struct PlanCache::Entry {
   }
 };
 
-PlanCache::PlanCache(size_t capacity) : capacity_(capacity) {}
+PlanCache::PlanCache(size_t capacity, size_t node_capacity)
+    : capacity_(capacity), node_capacity_(node_capacity) {}
 PlanCache::~PlanCache() = default;
 
 PlanCache::Lookup::Lookup() = default;
@@ -274,47 +299,53 @@ PlanCache::Lookup PlanCache::look_up(const ir::Graph& graph, const std::string& 
     for (auto it = begin; it != end; ++it) {
       const Entry& entry = *it->second;
       if (entry.signature != lookup.signature_ || entry.pipeline != pipeline) continue;
-      if (entry.folded && entry.folded_from != folded_inputs(graph)) continue;
+      if (entry.folded && entry.folded_from != folded_inputs(graph.nodes)) continue;
       lookup.hit_ = entry.instantiate(graph);
       return lookup;
     }
   }
-  lookup.recorded_ = ir::clone_graph(graph);
+  lookup.copy_ = ir::clone_graph(graph);
   return lookup;
 }
 
 PlanCache::Lookup PlanCache::uncached(const ir::Graph& graph, const PassOptions& options) {
   Lookup lookup;
   lookup.options_ = options;
-  lookup.recorded_ = ir::clone_graph(graph);
+  lookup.copy_ = ir::clone_graph(graph);
   lookup.remembered_ = false;
   return lookup;
 }
 
 PassContext PlanCache::complete(Lookup lookup, const Pipeline& run) {
   if (lookup.hit_) return std::move(*lookup.hit_);
+  PassContext context(std::move(lookup.copy_), lookup.options_);
   if (!lookup.remembered_) {
-    PassContext context(std::move(lookup.recorded_), lookup.options_);
     run(context);
     return context;
   }
-  PassContext context(ir::clone_graph(lookup.recorded_), lookup.options_);
   const std::vector<ir::NodePtr> clones = context.graph.nodes;  // held: no address is reused
+  std::vector<RecordedValues> recorded;
+  recorded.reserve(clones.size());
+  for (const ir::NodePtr& clone : clones) recorded.emplace_back(*clone);
+  const std::vector<ir::ScalarParam> folded_from = folded_inputs(clones);
   run(context);
-  std::unique_ptr<Entry> entry = Entry::of(lookup.recorded_, clones, context);
+  std::unique_ptr<Entry> entry = Entry::of(recorded, clones, folded_from, context);
   if (!entry) return context;
   entry->signature = std::move(lookup.signature_);
   entry->pipeline = std::move(lookup.pipeline_);
+  if (entry->nodes.size() > node_capacity_) return context;
   std::lock_guard lock(mutex_);
   const Entry* remembered = entry.get();
+  nodes_ += entry->nodes.size();
   entries_.emplace(lookup.hash_, std::move(entry));
   age_.emplace_back(lookup.hash_, remembered);
-  while (age_.size() > capacity_) {
+  while (age_.size() > capacity_ || nodes_ > node_capacity_) {
     const auto [oldest_hash, oldest] = age_.front();
     age_.pop_front();
     const auto [first, last] = entries_.equal_range(oldest_hash);
     for (auto it = first; it != last; ++it) {
       if (it->second.get() == oldest) {
+        nodes_ -= oldest->nodes.size();
         entries_.erase(it);
         break;
       }
@@ -335,10 +366,16 @@ size_t PlanCache::size() const {
   return entries_.size();
 }
 
+size_t PlanCache::nodes() const {
+  std::lock_guard lock(mutex_);
+  return nodes_;
+}
+
 void PlanCache::clear() {
   std::lock_guard lock(mutex_);
   entries_.clear();
   age_.clear();
+  nodes_ = 0;
 }
 
 }  // namespace lz::passes

@@ -41,8 +41,10 @@ class PlanCache {
   /// Runs a pipeline over a context (a configured PassManager's run).
   using Pipeline = std::function<void(PassContext&)>;
 
-  /// `capacity`: the most structures remembered; the oldest goes first.
-  explicit PlanCache(size_t capacity = 256);
+  /// At most `capacity` results, holding at most `node_capacity` nodes in all (a few hundred
+  /// bytes each), are remembered; the oldest go first, and a result larger than `node_capacity`
+  /// is not remembered.
+  explicit PlanCache(size_t capacity = 256, size_t node_capacity = 200'000);
   ~PlanCache();
   PlanCache(const PlanCache&) = delete;
   PlanCache& operator=(const PlanCache&) = delete;
@@ -64,7 +66,7 @@ class PlanCache {
     std::string pipeline_;
     PassOptions options_;
     std::optional<PassContext> hit_;
-    ir::Graph recorded_;  // on a miss: the recorded graph, copied with its values
+    ir::Graph copy_;  // on a miss: a copy of the recorded graph, for the passes
     bool remembered_ = true;
   };
 
@@ -88,8 +90,10 @@ class PlanCache {
   PreparedContext prepare(const ir::Graph& graph, const std::string& pipeline,
                           const PassOptions& options, const Pipeline& run);
 
-  /// Remembered results (a structure may have several, one per set of folded values).
+  /// Remembered results (a structure may have several, one per set of folded values), and the
+  /// nodes they hold.
   size_t size() const;
+  size_t nodes() const;
   void clear();
 
  private:
@@ -97,7 +101,9 @@ class PlanCache {
   using Signature = std::vector<int64_t>;
 
   size_t capacity_;
+  size_t node_capacity_;
   mutable std::mutex mutex_;
+  size_t nodes_ = 0;  // in the remembered results
   std::unordered_multimap<uint64_t, std::unique_ptr<Entry>> entries_;
   std::deque<std::pair<uint64_t, const Entry*>> age_;  // oldest first
 };

@@ -44,7 +44,8 @@ struct EvaluationRecord {
   // cheap to compute again (elementwise, movement, generated), e.g. the C++ temporaries of a
   // one-line expression. Reading one later computes it then.
   int64_t left_pending = 0;
-  // Preparation: from the blocking point through the passes until the work was queued.
+  // Preparation: from the blocking point until the work could run: the passes done, or their
+  // result taken from the plan cache.
   double prepare_milliseconds = 0;
   // Wall time of the evaluation: from the blocking point until its results were computed (on a
   // CUDA device: until its kernels were queued); 0 while it has not finished.

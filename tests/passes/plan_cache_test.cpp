@@ -179,6 +179,34 @@ TEST_F(PlanCacheTest, TheCacheHoldsNoBuffer) {
   EXPECT_TRUE(data.expired());
 }
 
+TEST_F(PlanCacheTest, TheNodesRememberedAreBounded) {
+  // kAffine optimizes to 5 nodes (x, 3, 0.5, mul, add): two such results fit in 12 nodes.
+  PlanCache small(256, 12);
+  const auto prepare = [&](const std::string& text) {
+    return small
+        .prepare(recorded(text), kPipeline, {},
+                 [](PassContext& context) { PassManager(kDefaultPipeline).run(context); })
+        .hit;
+  };
+  std::string nine(kAffine), ten(kAffine);
+  for (size_t at; (at = nine.find("[8]")) != std::string::npos;) nine.replace(at, 3, "[9]");
+  for (size_t at; (at = ten.find("[8]")) != std::string::npos;) ten.replace(at, 3, "[10]");
+  EXPECT_FALSE(prepare(std::string(kAffine)));
+  EXPECT_FALSE(prepare(nine));
+  EXPECT_EQ(small.nodes(), 10u);
+  EXPECT_FALSE(prepare(ten));
+  EXPECT_EQ(small.size(), 2u) << "the oldest went";
+  EXPECT_LE(small.nodes(), 12u);
+  EXPECT_FALSE(prepare(std::string(kAffine)));
+
+  PlanCache tiny(256, 4);
+  EXPECT_FALSE(
+      tiny.prepare(recorded(kAffine), kPipeline, {},
+                   [](PassContext& context) { PassManager(kDefaultPipeline).run(context); })
+          .hit);
+  EXPECT_EQ(tiny.size(), 0u) << "a result larger than the whole capacity is not remembered";
+}
+
 TEST_F(PlanCacheTest, TheOldestStructureGoesFirst) {
   PlanCache small(2);
   const auto prepare = [&](std::string_view text) {
