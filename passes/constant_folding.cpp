@@ -1,5 +1,6 @@
 #include "passes/constant_folding.h"
 
+#include <cmath>
 #include <memory>
 #include <new>
 #include <vector>
@@ -86,6 +87,39 @@ void become_full(ir::Node& node, ir::ScalarParam value) {
   node.params[0] = value;
   node.params[1] = {};
   node.seed = 0;
+}
+
+bool constant_is_one(const ir::Node& node) {
+  const ir::ScalarParam value = constant_value(node);
+  return is_floating(node.dtype) ? value.floating == 1.0 : value.integer == 1;
+}
+
+bool constant_is_additive_identity(const ir::Node& node) {
+  const ir::ScalarParam value = constant_value(node);
+  if (!is_floating(node.dtype)) return value.integer == 0;
+  return value.floating == 0 && std::signbit(value.floating);
+}
+
+bool constant_is_subtractive_identity(const ir::Node& node) {
+  const ir::ScalarParam value = constant_value(node);
+  if (!is_floating(node.dtype)) return value.integer == 0;
+  return value.floating == 0 && !std::signbit(value.floating);
+}
+
+bool is_growing_power_of_two(double value) {
+  if (!std::isfinite(value)) return false;
+  int exponent = 0;
+  const double mantissa = std::frexp(value, &exponent);
+  return std::abs(mantissa) == 0.5 && exponent >= 1;
+}
+
+int64_t simplifier_class(const ir::Node& node) {
+  const ir::ScalarParam value = constant_value(node);
+  const bool floating = is_floating(node.dtype);
+  return 1 + 2 * constant_is_one(node) + 4 * constant_is_additive_identity(node) +
+         8 * constant_is_subtractive_identity(node) +
+         16 * (floating && is_growing_power_of_two(value.floating)) +
+         32 * (floating && std::isfinite(value.floating));
 }
 
 ir::NodePtr make_scalar_constant(DType dtype, ir::ScalarParam value,

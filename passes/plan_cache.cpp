@@ -1,7 +1,6 @@
 #include "passes/plan_cache.h"
 
 #include <bit>
-#include <cmath>
 #include <unordered_map>
 
 #include "ir/clone.h"
@@ -37,20 +36,6 @@ bool same_bits(const ir::ScalarParam& a, const ir::ScalarParam& b) {
 bool same_values(const ir::Node& a, const ir::Node& b) {
   return a.buffer == b.buffer && same_bits(a.params[0], b.params[0]) &&
          same_bits(a.params[1], b.params[1]) && a.seed == b.seed && a.starts == b.starts;
-}
-
-/// What the simplifier's rules read of a constant's value (passes/simplification.cpp): whether
-/// it is zero and of which sign, one, a power of two of magnitude at least one, finite.
-int64_t simplifier_class(const ir::Node& constant) {
-  const ir::ScalarParam value = detail::constant_value(constant);
-  if (!is_floating(constant.dtype)) return 1 + 2 * (value.integer == 0) + 8 * (value.integer == 1);
-  const double x = value.floating;
-  int exponent = 0;
-  const bool growing_power_of_two =
-      std::isfinite(x) && std::abs(std::frexp(x, &exponent)) == 0.5 && exponent >= 1;
-  const bool zero = x == 0;
-  return 1 + 2 * (zero && !std::signbit(x)) + 4 * (zero && std::signbit(x)) + 8 * (x == 1) +
-         16 * growing_power_of_two + 32 * std::isfinite(x);
 }
 
 /// Value-carrying nodes equal as common-subexpression elimination compares their values
@@ -98,7 +83,7 @@ std::vector<int64_t> signature_of(const ir::Graph& graph,
     signature.push_back(static_cast<int64_t>(node.starts.size()));
     signature.push_back(static_cast<int64_t>(node.inputs.size()));
     for (const ir::NodePtr& input : node.inputs) signature.push_back(index.at(input.get()));
-    signature.push_back(is_foldable(node) ? simplifier_class(node) : 0);
+    signature.push_back(is_foldable(node) ? detail::simplifier_class(node) : 0);
     signature.push_back(carries_values(node)
                             ? first_equal.emplace(&node, static_cast<int64_t>(i)).first->second
                             : -1);

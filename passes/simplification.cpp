@@ -62,8 +62,12 @@
 namespace lz::passes {
 namespace {
 
+using detail::constant_is_additive_identity;
+using detail::constant_is_one;
+using detail::constant_is_subtractive_identity;
 using detail::constant_value;
 using detail::is_constant;
+using detail::is_growing_power_of_two;
 
 // One round reaches the fixed point (rules only look at inputs, simplified before their
 // consumers); further rounds are insurance, and each rewrite of one node strictly shrinks it.
@@ -77,34 +81,6 @@ bool is_identity(const std::vector<int64_t>& permutation) {
     if (permutation[i] != static_cast<int64_t>(i)) return false;
   }
   return true;
-}
-
-/// Whether every element of constant `node` is 1.
-bool constant_is_one(const ir::Node& node) {
-  const ir::ScalarParam value = constant_value(node);
-  return is_floating(node.dtype) ? value.floating == 1.0 : value.integer == 1;
-}
-
-/// Whether x + c == x for every x: integer 0, or float -0.0 (see the top of the file).
-bool constant_is_additive_identity(const ir::Node& node) {
-  const ir::ScalarParam value = constant_value(node);
-  if (!is_floating(node.dtype)) return value.integer == 0;
-  return value.floating == 0 && std::signbit(value.floating);
-}
-
-/// Whether x - c == x for every x: integer 0, or float +0.0.
-bool constant_is_subtractive_identity(const ir::Node& node) {
-  const ir::ScalarParam value = constant_value(node);
-  if (!is_floating(node.dtype)) return value.integer == 0;
-  return value.floating == 0 && !std::signbit(value.floating);
-}
-
-/// A power of two of magnitude >= 1: scaling by it is exact until it overflows.
-bool is_growing_power_of_two(double value) {
-  if (!std::isfinite(value)) return false;
-  int exponent = 0;
-  const double mantissa = std::frexp(value, &exponent);
-  return std::abs(mantissa) == 0.5 && exponent >= 1;
 }
 
 /// What a rule did to a node.
