@@ -12,8 +12,12 @@
 // text of a C++ expression for the CUDA one (cuda/source.cpp). It renders:
 //   index_constant(int64_t), index_add(a, b), index_scale(x, factor),
 //   index_divide(x, divisor), index_remainder(x, divisor)   non-negative 64-bit index arithmetic
+//                                       (factor an int64_t; divisor an int64_t or a Value)
+//   index_multiply(a, b)                the product of two non-negative indices
 //   index_scalar(node, slot)            a runtime scalar slot of `node` (a slice's start) as an
-//   index name_index(x)                       an index expression bound to a name (or x itself)
+//                                       index
+//   runtime_extent(slot)                a runtime extent (Sizes::Runtime) from its scalar slot
+//   name_index(x)                       an index expression bound to a name (or x itself)
 //   load_input(node, index)             a kernel input read at `index`
 //   leaf(node, index)                   full, arange, random_* at `index`
 //   cast(node, x), unary(node, x), binary(node, x, y), select(node, condition, a, b)
@@ -49,7 +53,40 @@ class ValueEmitter {
   };
 
  protected:
-  explicit ValueEmitter(const plan::Kernel& kernel) : layout_(kernel) {}
+  ValueEmitter(const plan::Kernel& kernel, plan::Sizes sizes) : layout_(kernel, sizes) {}
+
+  // -----------------------------------------------------------------------------------------
+  // Extents
+
+  /// An extent, or a product of extents (a stride): a number the code holds, or, for a runtime
+  /// extent (Sizes::Runtime), a value read at run time (`known` is then unused).
+  struct Extent {
+    int64_t known = 1;
+    Value runtime{};
+  };
+
+  /// `value`, an extent of one of the kernel's shapes, as the code holds it.
+  Extent extent(int64_t value) {
+    const auto found = layout_.runtime_extent_slot.find(value);
+    if (found == layout_.runtime_extent_slot.end()) return Extent{value, Value{}};
+    return Extent{0, backend().runtime_extent(found->second)};
+  }
+
+  Value extent_value(const Extent& e) {
+    return e.runtime != Value{} ? e.runtime : backend().index_constant(e.known);
+  }
+
+  Extent product(const Extent& a, const Extent& b) {
+    if (a.runtime == Value{} && b.runtime == Value{}) return Extent{a.known * b.known, Value{}};
+    if (a.runtime == Value{} && a.known == 1) return b;
+    if (b.runtime == Value{} && b.known == 1) return a;
+    return Extent{0, backend().index_multiply(extent_value(a), extent_value(b))};
+  }
+
+  Value scaled(Value x, const Extent& factor) {
+    return factor.runtime != Value{} ? backend().index_multiply(x, factor.runtime)
+                                     : backend().index_scale(x, factor.known);
+  }
 
   // -----------------------------------------------------------------------------------------
   // Positions
@@ -65,8 +102,14 @@ class ValueEmitter {
       } else if (d == 0) {
         index.dims[d] = rest;
       } else {
-        index.dims[d] = backend().index_remainder(rest, shape[d]);
-        rest = backend().index_divide(rest, shape[d]);
+        const Extent divisor = extent(shape[d]);
+        if (divisor.runtime != Value{}) {
+          index.dims[d] = backend().index_remainder(rest, divisor.runtime);
+          rest = backend().index_divide(rest, divisor.runtime);
+        } else {
+          index.dims[d] = backend().index_remainder(rest, divisor.known);
+          rest = backend().index_divide(rest, divisor.known);
+        }
       }
     }
     return index.dims;
@@ -76,13 +119,13 @@ class ValueEmitter {
     if (index.linear != Value{}) return index.linear;
     const Shape& shape = *index.shape;
     Value sum{};
-    int64_t stride = 1;
+    Extent stride;
     for (size_t d = shape.size(); d-- > 0;) {
       if (shape[d] != 1) {
-        Value term = backend().index_scale(index.dims[d], stride);
+        Value term = scaled(index.dims[d], stride);
         sum = sum == Value{} ? term : backend().index_add(term, sum);
+        if (d > 0) stride = product(stride, extent(shape[d]));
       }
-      stride *= shape[d];
     }
     index.linear = sum == Value{} ? backend().index_constant(0) : backend().name_index(sum);
     return index.linear;

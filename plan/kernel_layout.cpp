@@ -14,9 +14,25 @@ bool is_reduction(const ir::Node& node) {
   return ir::op_info(node.op).kind == ir::OpKind::Reduction;
 }
 
+/// The product of the extents of `reduction`'s input along its axes (`along`) or the others.
+int64_t input_elements(const ir::Node& reduction, bool along) {
+  const Shape& shape = reduction.inputs[0]->shape;
+  int64_t elements = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    const bool reduced =
+        std::find(reduction.axes.begin(), reduction.axes.end(), int64_t(d)) != reduction.axes.end();
+    if (reduced == along) elements *= shape[d];
+  }
+  return elements;
+}
+
 }  // namespace
 
-KernelLayout::KernelLayout(const Kernel& kernel) {
+int64_t reduced_elements(const ir::Node& reduction) { return input_elements(reduction, true); }
+
+int64_t kept_elements(const ir::Node& reduction) { return input_elements(reduction, false); }
+
+KernelLayout::KernelLayout(const Kernel& kernel, Sizes sizes) {
   // Stages a node's value waits for: a reduction's result is ready one stage after the stages
   // its input waits for.
   std::unordered_map<const ir::Node*, int> stages_before;
@@ -39,7 +55,10 @@ KernelLayout::KernelLayout(const Kernel& kernel) {
     if (depends) depends_on_reduction.insert(node);
     if (reduction) staged_reductions.emplace_back(waits, node);
   }
-  flat = is_flat(kernel);
+  if (sizes == Sizes::Runtime) {
+    for (int64_t extent : runtime_extents(kernel)) runtime_extent_slot[extent] = scalar_count++;
+  }
+  flat = sizes == Sizes::Flat;
   if (staged_reductions.empty()) {
     const ir::Node* root = kernel.nodes.back().get();
     elementwise_loops.push_back(ElementwiseLoop{root, {}});

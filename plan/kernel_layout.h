@@ -20,8 +20,19 @@
 
 #include "ir/node.h"
 #include "plan/fusion_plan.h"
+#include "plan/kernel_signature.h"
 
 namespace lz::plan {
+
+/// Reduced elements from which the CPU code generator splits a reduction to one value across
+/// threads (a Partial phase per thread, then a Finish phase).
+constexpr int64_t kCpuSplitReductionElements = 1 << 16;
+
+/// The elements `reduction` reduces into each of its results: its input's extents along its axes.
+int64_t reduced_elements(const ir::Node& reduction);
+
+/// The results of `reduction`: its input's extents along the other axes.
+int64_t kept_elements(const ir::Node& reduction);
 
 /// The loops of a kernel with reductions, all over the same input shape and axes.
 struct ReductionLoops {
@@ -49,13 +60,16 @@ struct ElementwiseLoop {
 };
 
 struct KernelLayout {
-  explicit KernelLayout(const Kernel& kernel);
+  /// The layout of `kernel` for code that holds its sizes as `sizes` says (kernel_signature.h).
+  KernelLayout(const Kernel& kernel, Sizes sizes);
 
   /// Index of each node in kernel.nodes.
   std::unordered_map<const ir::Node*, int> position;
-  /// Each node's first slot in kernel_scalars(kernel) (kernel_signature.h).
+  /// Each node's first slot in kernel_scalars(kernel, sizes) (kernel_signature.h).
   std::unordered_map<const ir::Node*, int> scalar_slot;
-  /// Slots of kernel_scalars(kernel).
+  /// Sizes::Runtime: the slot in kernel_scalars(kernel, sizes) of each runtime extent, by value.
+  std::unordered_map<int64_t, int> runtime_extent_slot;
+  /// Slots of kernel_scalars(kernel, sizes).
   int scalar_count = 0;
   /// Reductions, and the nodes computed from one.
   std::unordered_set<const ir::Node*> depends_on_reduction;
@@ -65,7 +79,7 @@ struct KernelLayout {
   /// loop first, then one per output of another shape. Throws UnsupportedKernel
   /// (unsupported_kernel.h) when such an output depends on a reduction.
   std::vector<ElementwiseLoop> elementwise_loops;
-  /// is_flat(kernel) (kernel_signature.h): one linear loop, outputs read at its position.
+  /// Sizes::Flat: one linear loop, outputs read at its position.
   bool flat = false;
 
  private:

@@ -1,9 +1,11 @@
 #include "plan/kernel_signature.h"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 
 #include "ir/op.h"
+#include "plan/kernel_layout.h"
 
 namespace lz::plan {
 namespace {
@@ -25,6 +27,35 @@ void append_list(std::string& key, char tag, const std::vector<int64_t>& values)
     append_number(key, value);
     key += ',';
   }
+}
+
+/// A shape as a Sizes::Runtime key holds it: each runtime extent as E and its index in
+/// `extents` (runtime_extents), the smaller extents as numbers.
+void append_runtime_shape(std::string& key, const Shape& shape,
+                          const std::vector<int64_t>& extents) {
+  key += '(';
+  for (int64_t extent : shape) {
+    if (extent >= kMinRuntimeExtent) {
+      key += 'E';
+      append_number(key, std::find(extents.begin(), extents.end(), extent) - extents.begin());
+    } else {
+      append_number(key, extent);
+    }
+    key += ',';
+  }
+}
+
+/// The layout's choices that sizes make beyond shape equality (kernel_layout.h): whether the
+/// reductions to one value split across threads, and which outputs have the results' size.
+void append_size_choices(std::string& key, const Kernel& kernel) {
+  const auto reduction = std::find_if(kernel.nodes.begin(), kernel.nodes.end(), [](auto& node) {
+    return ir::op_info(node->op).kind == ir::OpKind::Reduction;
+  });
+  if (reduction == kernel.nodes.end()) return;
+  const int64_t kept = kept_elements(**reduction);
+  if (kept == 1 && reduced_elements(**reduction) >= kCpuSplitReductionElements) key += ";split";
+  key += ";kept";
+  for (const ir::NodePtr& output : kernel.outputs) key += output->size() == kept ? '=' : '!';
 }
 
 /// Bits of a fill value converted to the node's dtype, as the interpreter converts it.
@@ -95,15 +126,43 @@ bool is_memory_bound(const Kernel& kernel) {
   return true;
 }
 
-std::string kernel_key(const Kernel& kernel, bool flat) {
-  std::string key = flat ? "flat;" : "shaped;";
+Sizes cpu_sizes(const Kernel& kernel) {
+  if (is_flat(kernel)) return Sizes::Flat;
+  for (const ir::NodePtr& node : kernel.nodes) {
+    if (node->op == ir::Op::Concatenate) return Sizes::Exact;
+  }
+  return Sizes::Runtime;
+}
+
+Sizes exact_sizes(const Kernel& kernel) { return is_flat(kernel) ? Sizes::Flat : Sizes::Exact; }
+
+std::vector<int64_t> runtime_extents(const Kernel& kernel) {
+  std::vector<int64_t> extents;
+  const auto collect = [&](const ir::Node& node) {
+    for (int64_t extent : node.shape) {
+      if (extent >= kMinRuntimeExtent &&
+          std::find(extents.begin(), extents.end(), extent) == extents.end()) {
+        extents.push_back(extent);
+      }
+    }
+  };
+  for (const ir::NodePtr& input : kernel.inputs) collect(*input);
+  for (const ir::NodePtr& node : kernel.nodes) collect(*node);
+  return extents;
+}
+
+std::string kernel_key(const Kernel& kernel, Sizes sizes) {
+  static constexpr const char* kSizesTag[] = {"flat;", "shaped;", "runtime;"};
+  std::string key = kSizesTag[static_cast<int>(sizes)];
   key.reserve(32 * (kernel.nodes.size() + kernel.inputs.size()));
+  const std::vector<int64_t> extents =
+      sizes == Sizes::Runtime ? runtime_extents(kernel) : std::vector<int64_t>{};
   const auto append_value_type = [&](const ir::Node& node) {
     key += dtype_short_name(node.dtype);
-    if (flat) {
-      key += node.size() == 1 ? 's' : 'v';
-    } else {
-      append_list(key, '(', node.shape);
+    switch (sizes) {
+      case Sizes::Flat: key += node.size() == 1 ? 's' : 'v'; break;
+      case Sizes::Exact: append_list(key, '(', node.shape); break;
+      case Sizes::Runtime: append_runtime_shape(key, node.shape, extents); break;
     }
   };
   for (const ir::NodePtr& input : kernel.inputs) {
@@ -130,6 +189,7 @@ std::string kernel_key(const Kernel& kernel, bool flat) {
     key += ' ';
     append_number(key, position_of(kernel.nodes, output.get()));
   }
+  if (sizes == Sizes::Runtime) append_size_choices(key, kernel);
   return key;
 }
 
@@ -144,7 +204,7 @@ int scalar_slot_count(const ir::Node& node) {
   }
 }
 
-std::vector<uint64_t> kernel_scalars(const Kernel& kernel) {
+std::vector<uint64_t> kernel_scalars(const Kernel& kernel, Sizes sizes) {
   std::vector<uint64_t> slots;
   for (const ir::NodePtr& node : kernel.nodes) {
     switch (node->op) {
@@ -167,6 +227,9 @@ std::vector<uint64_t> kernel_scalars(const Kernel& kernel) {
         break;
       default: break;
     }
+  }
+  if (sizes == Sizes::Runtime) {
+    for (int64_t extent : runtime_extents(kernel)) slots.push_back(static_cast<uint64_t>(extent));
   }
   return slots;
 }

@@ -1,6 +1,6 @@
 // What a fused kernel's compiled code depends on (an exact key) and what it takes at run time
-// (scalar values, seeds, slice starts), so that a new scalar, seed, window or, for flat kernels,
-// size reuses the code.
+// (scalar values, seeds, slice starts and, where the code allows, extents), so that a new scalar,
+// seed, window, batch size or row length reuses the code.
 #pragma once
 
 #include <cstdint>
@@ -22,14 +22,44 @@ bool is_compilable(const Kernel& kernel);
 /// sizes, so its key leaves them out and one compiled kernel serves every size.
 bool is_flat(const Kernel& kernel);
 
+/// How a kernel's key and code hold its sizes.
+enum class Sizes {
+  /// One linear loop whatever the sizes (is_flat): neither the key nor the code holds any.
+  Flat,
+  /// Every extent is in the key and in the code.
+  Exact,
+  /// Extents below kMinRuntimeExtent are in the key and the code, which branch on them (a 1
+  /// broadcasts, a short row loops flat); larger ones are runtime scalars (runtime_extents), the
+  /// key holding only which of them are equal. A loop over batch sizes, row lengths or windows
+  /// compiles such a kernel once.
+  Runtime,
+};
+
+/// The smallest extent a Sizes::Runtime kernel takes at run time.
+constexpr int64_t kMinRuntimeExtent = 16;
+
+/// How the CPU code generator holds `kernel`'s sizes: Flat when is_flat, Exact for a kernel with a
+/// concatenation (its code selects between the inputs at their offsets), else Runtime.
+Sizes cpu_sizes(const Kernel& kernel);
+
+/// How a code generator whose launch grid and shared memory follow the sizes (CUDA) holds them:
+/// Flat when is_flat, else Exact.
+Sizes exact_sizes(const Kernel& kernel);
+
+/// The distinct extents of at least kMinRuntimeExtent in the shapes of `kernel`'s inputs, then
+/// of its nodes, in order of first appearance: the runtime extents of a Sizes::Runtime kernel.
+std::vector<int64_t> runtime_extents(const Kernel& kernel);
+
 /// Whether `kernel` is elementwise arithmetic without transcendentals or reductions: its speed
 /// is the memory's, whatever the quality of its instructions.
 bool is_memory_bound(const Kernel& kernel);
 
 /// Everything the generated code depends on, exactly: ops, dtypes, attributes (not the runtime
-/// scalars), how nodes and inputs connect, which nodes are written out, and the shapes unless
-/// `flat`. Equal keys mean the same code; no hash is trusted for equality.
-std::string kernel_key(const Kernel& kernel, bool flat);
+/// scalars), how nodes and inputs connect, which nodes are written out, and the shapes as `sizes`
+/// holds them (for Runtime, also the two choices of the layout that sizes decide: whether a
+/// reduction to one value splits across threads, and which outputs have the reductions' result
+/// size). Equal keys mean the same code; no hash is trusted for equality.
+std::string kernel_key(const Kernel& kernel, Sizes sizes);
 
 /// Runtime scalar slots `node` takes, in order: full {element}; arange {start, step};
 /// random_uniform / random_normal {seed, low or mean, high or std}; slice {its start in each
@@ -37,8 +67,9 @@ std::string kernel_key(const Kernel& kernel, bool flat);
 /// hold float64 bits; slice starts are int64.
 int scalar_slot_count(const ir::Node& node);
 
-/// The slot values of every node of `kernel`, in node order.
-std::vector<uint64_t> kernel_scalars(const Kernel& kernel);
+/// The slot values of every node of `kernel`, in node order, then, for Sizes::Runtime, its
+/// runtime_extents.
+std::vector<uint64_t> kernel_scalars(const Kernel& kernel, Sizes sizes);
 
 /// Position of `node` in `nodes` (by identity), or -1.
 int position_of(const std::vector<ir::NodePtr>& nodes, const ir::Node* node);

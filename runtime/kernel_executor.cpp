@@ -71,6 +71,9 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 /// Elements of work below which a chunk is not worth handing to another thread.
 constexpr int64_t kParallelGrain = 1 << 15;
 
+/// How a compiled kernel holds its sizes, in its log line (by plan::Sizes).
+constexpr const char* kSizesLogNames[] = {" flat", "", " runtime-sizes"};
+
 /// Runs a split reduction's Partial phase over chunks of its range on the thread pool and
 /// combines their states in the order of the chunks, so the result does not depend on which
 /// thread finished first.
@@ -175,14 +178,13 @@ bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
     }
     pointers.push_back(outputs.back()->data());
   }
-  const std::vector<uint64_t> scalars = plan::kernel_scalars(kernel);
+  const std::vector<uint64_t> scalars = plan::kernel_scalars(kernel, compiled.sizes);
   std::vector<uint64_t> state;  // a split reduction's combined state, from Partial to Finish
   for (const codegen::LoadedPhase& loaded : compiled.phases) {
     const codegen::Phase& phase = loaded.description;
-    const int64_t count =
-        phase.fixed_range >= 0 ? phase.fixed_range : kernel.nodes[phase.range_node]->size();
-    const int64_t grain =
-        std::max<int64_t>(1, kParallelGrain / std::max<int64_t>(1, phase.work_per_position));
+    const int64_t count = codegen::phase_positions(phase, kernel);
+    const int64_t grain = std::max<int64_t>(
+        1, kParallelGrain / std::max<int64_t>(1, codegen::phase_work_per_position(phase, kernel)));
     if (phase.kind == codegen::Phase::Kind::Partial) {
       state = combined_partial_states(loaded, pointers, scalars, count, grain);
       continue;
@@ -196,9 +198,10 @@ bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
                  "[lazuli]   kernel %d %s: %s%s elements=%lld inputs=%zu outputs=%zu ops=%zu "
                  "compile=%.3fms run=%.3fms\n",
                  kernel.id, compiled.name.c_str(), codegen::kernel_source_name(lookup.source),
-                 compiled.flat ? " flat" : "", static_cast<long long>(kernel.nodes.back()->size()),
-                 kernel.inputs.size(), kernel.outputs.size(), kernel.nodes.size(),
-                 lookup.times.total(), milliseconds_since(start));
+                 kSizesLogNames[static_cast<int>(compiled.sizes)],
+                 static_cast<long long>(kernel.nodes.back()->size()), kernel.inputs.size(),
+                 kernel.outputs.size(), kernel.nodes.size(), lookup.times.total(),
+                 milliseconds_since(start));
   }
   if (options.log_level == LogLevel::Debug && lookup.source != codegen::KernelSource::Memory) {
     std::fprintf(stderr,

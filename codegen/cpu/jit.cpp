@@ -12,6 +12,7 @@
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/DynamicLibrary.h>
 #include <llvm/Support/Host.h>
 #include <llvm/Support/MemoryBuffer.h>
@@ -74,6 +75,10 @@ std::string module_text(const llvm::Module& module) {
   module.print(stream, nullptr);
   return stream.str();
 }
+
+/// Names the optimization pipeline in the disk cache's key: code that an earlier pipeline made
+/// from the same IR is not taken. Change it with optimize() or the options set beside it.
+constexpr const char* kPipelineRevision = "pipeline 2\n";
 
 /// The process-wide JIT. Never destroyed: kernels may run until the process exits.
 class HostJit {
@@ -151,6 +156,13 @@ class HostJit {
     llvm::orc::JITTargetMachineBuilder builder =
         take(llvm::orc::JITTargetMachineBuilder::detectHost(), "detecting the host CPU");
     builder.setCodeGenOptLevel(llvm::CodeGenOpt::Less);
+    // The vectorizer would version a loop reading at a runtime stride (a transposed read of a
+    // kernel of runtime sizes) on "stride == 1" and run the vector copy only then; a runtime
+    // extent is never 1, so every such loop would run its scalar copy.
+    llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
+    if (auto found = options.find("enable-mem-access-versioning"); found != options.end()) {
+      static_cast<llvm::cl::opt<bool>*>(found->second)->setValue(false);
+    }
     // glibc's vector math library gives vectorized loops float64 exp, log, sin, cos and pow.
     has_libmvec_ = !llvm::sys::DynamicLibrary::LoadLibraryPermanently("libmvec.so.1");
     target_id_ = builder.getTargetTriple().str() + ";" + builder.getCPU() + ";" +
@@ -249,17 +261,17 @@ class HostJit {
 
 LoadedCode::~LoadedCode() { HostJit::instance().unload(library_); }
 
-JitKernel build_kernel(const plan::Kernel& kernel, const std::string& name, ObjectStore* store,
-                       KernelDump* dump) {
+JitKernel build_kernel(const plan::Kernel& kernel, plan::Sizes sizes, const std::string& name,
+                       ObjectStore* store, KernelDump* dump) {
   HostJit& jit = HostJit::instance();
   JitKernel result;
   auto start = std::chrono::steady_clock::now();
   llvm::LLVMContext context;
-  LoweredKernel lowered = lower_kernel(kernel, context, name);
+  LoweredKernel lowered = lower_kernel(kernel, sizes, context, name);
   std::string key;
   std::optional<std::string> object;
   if (store != nullptr) {
-    key = jit.target_id() + "\nLLVM " LLVM_VERSION_STRING "\n" +
+    key = jit.target_id() + "\nLLVM " LLVM_VERSION_STRING "\n" + kPipelineRevision +
           (plan::is_memory_bound(kernel) ? "quick\n" : "") + module_text(*lowered.module);
     object = store->load(key, result.store_problem);
     result.from_disk = object.has_value();

@@ -90,8 +90,8 @@ const char* kernel_source_name(KernelSource source) {
 KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk_directory,
                              KernelDump* dump) {
   support::Counters& counters = support::counters();
-  const bool flat = plan::is_flat(kernel);
-  std::string key = plan::kernel_key(kernel, flat);
+  const plan::Sizes sizes = plan::cpu_sizes(kernel);
+  std::string key = plan::kernel_key(kernel, sizes);
   MemoryCache& cache = memory_cache();
   if (dump == nullptr) {
     std::lock_guard lock(cache.mutex);
@@ -106,11 +106,11 @@ KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk
   std::snprintf(name, sizeof(name), "lz_%016llx", static_cast<unsigned long long>(fnv1a(key)));
   std::optional<DiskObjectStore> disk;
   if (!disk_directory.empty()) disk.emplace(disk_directory);
-  JitKernel built = build_kernel(kernel, name, disk ? &*disk : nullptr, dump);
+  JitKernel built = build_kernel(kernel, sizes, name, disk ? &*disk : nullptr, dump);
 
   auto compiled = std::make_shared<CompiledKernel>();
   compiled->name = name;
-  compiled->flat = flat;
+  compiled->sizes = sizes;
   compiled->phases = std::move(built.phases);
   compiled->code = std::move(built.code);
   const KernelSource source = built.from_disk ? KernelSource::Disk : KernelSource::Compiled;

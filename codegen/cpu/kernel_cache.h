@@ -8,6 +8,7 @@
 
 #include "codegen/cpu/jit.h"
 #include "plan/fusion_plan.h"
+#include "plan/kernel_signature.h"
 
 namespace lz::codegen {
 
@@ -17,7 +18,7 @@ const char* kernel_source_name(KernelSource source);
 
 struct CompiledKernel {
   std::string name;  // lz_<hash of the key>, the prefix of its symbols
-  bool flat = false;
+  plan::Sizes sizes = plan::Sizes::Exact;
   std::vector<LoadedPhase> phases;
   std::shared_ptr<const LoadedCode> code;  // keeps the phases' code loaded
 };

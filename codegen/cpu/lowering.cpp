@@ -30,9 +30,6 @@ using llvm::Value;
 /// latency of a vector add.
 constexpr int kReductionInterleave = 4;
 
-/// Reduced elements from which a reduction to one value is split across threads.
-constexpr int64_t kSplitReductionElements = 1 << 16;
-
 /// argmax and argmin: their result is a position along the reduced axis, not a value.
 bool is_index_reduction(const Node& reduction) {
   return reduction.op == Op::Argmax || reduction.op == Op::Argmin;
@@ -47,8 +44,9 @@ struct Accumulator {
 
 class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
  public:
-  KernelEmitter(const plan::Kernel& kernel, llvm::Module& module, std::string name)
-      : ValueEmitter(kernel),
+  KernelEmitter(const plan::Kernel& kernel, plan::Sizes sizes, llvm::Module& module,
+                std::string name)
+      : ValueEmitter(kernel, sizes),
         kernel_(kernel),
         module_(module),
         context_(module.getContext()),
@@ -77,15 +75,15 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
 
   /// Starts `<name>_phase<i>`: a wrapper with the generic signature that calls a body taking
   /// each buffer as its own noalias pointer (so loops vectorize without overlap checks).
-  void begin_phase(const Node* range_node, int64_t work_per_position,
-                   Phase::Kind kind = Phase::Kind::Loop, int64_t fixed_range = -1) {
+  void begin_phase(const Node* range_node, Phase::Range range = Phase::Range::Elements,
+                   int reduced_loops = 0, Phase::Kind kind = Phase::Kind::Loop) {
     const std::string symbol = name_ + "_phase" + std::to_string(phases_.size());
     Phase phase;
     phase.kind = kind;
     phase.symbol = symbol;
     phase.range_node = layout_.position.at(range_node);
-    phase.fixed_range = fixed_range;
-    phase.work_per_position = work_per_position;
+    phase.range = range;
+    phase.reduced_loops = reduced_loops;
     phases_.push_back(std::move(phase));
 
     llvm::Type* i64 = builder_.getInt64Ty();
@@ -143,6 +141,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     entry_ = llvm::BasicBlock::Create(context_, "entry", body);
     builder_.SetInsertPoint(entry_);
     memo_.clear();
+    runtime_extents_.clear();
   }
 
   void end_phase() { builder_.CreateRetVoid(); }
@@ -210,7 +209,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     }
     const int64_t axis = axes[depth];
     emit_loop(
-        constant(0), constant(shape[axis]),
+        constant(0), extent_value(extent(shape[axis])),
         [&](Value* i) {
           fixed[axis] = i;
           emit_nest(shape, axes, fixed, body, accumulating, depth + 1);
@@ -231,16 +230,28 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
   // Positions are non-negative and within int64_t (value_emitter.h).
   Value* index_constant(int64_t value) { return constant(value); }
   Value* index_scalar(const Node* node, int slot) { return scalar_slot(node, slot); }
+  /// Loaded once per phase, at its entry, so every loop of the phase may use it.
+  Value* runtime_extent(int slot) {
+    Value*& loaded = runtime_extents_[slot];
+    if (loaded == nullptr) {
+      llvm::IRBuilder<> at_entry(entry_, entry_->begin());
+      loaded = at_entry.CreateLoad(
+          builder_.getInt64Ty(),
+          at_entry.CreateConstInBoundsGEP1_64(builder_.getInt64Ty(), scalars_, slot));
+    }
+    return loaded;
+  }
   Value* index_add(Value* a, Value* b) { return builder_.CreateAdd(a, b, "", false, true); }
   Value* index_scale(Value* x, int64_t factor) {
     return builder_.CreateMul(x, constant(factor), "", factor >= 0, true);
   }
-  Value* index_divide(Value* x, int64_t divisor) {
-    return builder_.CreateUDiv(x, constant(divisor));
-  }
+  Value* index_multiply(Value* a, Value* b) { return builder_.CreateMul(a, b, "", true, true); }
+  Value* index_divide(Value* x, int64_t divisor) { return index_divide(x, constant(divisor)); }
   Value* index_remainder(Value* x, int64_t divisor) {
-    return builder_.CreateURem(x, constant(divisor));
+    return index_remainder(x, constant(divisor));
   }
+  Value* index_divide(Value* x, Value* divisor) { return builder_.CreateUDiv(x, divisor); }
+  Value* index_remainder(Value* x, Value* divisor) { return builder_.CreateURem(x, divisor); }
   Value* name_index(Value* x) { return x; }
 
   // ---------------------------------------------------------------------------------------
@@ -372,7 +383,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
 
   /// A phase over the elements of the loop's range node computing the loop's outputs.
   void emit_elementwise_phase(const plan::ElementwiseLoop& loop) {
-    begin_phase(loop.range, 1);
+    begin_phase(loop.range);
     const Shape& shape = loop.range->shape;
     const auto compute_at = [&](Index& index) {
       memo_.clear();
@@ -391,16 +402,16 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     } else {
       // Row by row: the innermost dimension is the inner loop's induction variable.
       Shape outer_shape(shape.begin(), shape.end() - 1);
-      Value* first_row = builder_.CreateUDiv(begin_, constant(inner));
-      Value* end_row =
-          builder_.CreateUDiv(builder_.CreateAdd(end_, constant(inner - 1)), constant(inner));
+      Value* row_length = extent_value(extent(inner));
+      Value* first_row = builder_.CreateUDiv(begin_, row_length);
+      Value* end_row = builder_.CreateUDiv(
+          builder_.CreateAdd(end_, builder_.CreateSub(row_length, constant(1))), row_length);
       emit_loop(first_row, end_row, [&](Value* row) {
-        Value* row_start = builder_.CreateMul(row, constant(inner));
+        Value* row_start = builder_.CreateMul(row, row_length);
         Value* from = builder_.CreateSub(begin_, row_start);
         from = builder_.CreateSelect(builder_.CreateICmpSLT(from, constant(0)), constant(0), from);
         Value* to = builder_.CreateSub(end_, row_start);
-        to =
-            builder_.CreateSelect(builder_.CreateICmpSGT(to, constant(inner)), constant(inner), to);
+        to = builder_.CreateSelect(builder_.CreateICmpSGT(to, row_length), row_length, to);
         Index row_index{&outer_shape, {}, row};
         std::vector<Value*> outer = dims_of(row_index);
         emit_loop(from, to, [&](Value* j) {
@@ -552,7 +563,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
   /// Each thread's chunk reduced into its state slots; the first loop's outputs stored on the way.
   void emit_partial_phase(const std::vector<const Node*>& reductions,
                           const plan::ReductionLoops& loops) {
-    begin_phase(reductions.front(), 1, Phase::Kind::Partial, loops.reduced);
+    begin_phase(reductions.front(), Phase::Range::ReducedElements, 0, Phase::Kind::Partial);
     for (const Node* reduction : reductions) {
       phases_.back().reductions.emplace_back(reduction->op, reduction->inputs[0]->dtype);
     }
@@ -616,8 +627,9 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
   void emit_finish_phase(const std::vector<const Node*>& reductions,
                          const plan::ReductionLoops& loops) {
     const std::vector<const Node*>& in_final_loop = loops.in_final_loop;
-    begin_phase(reductions.front(), 1, Phase::Kind::Finish,
-                in_final_loop.empty() ? 1 : loops.reduced);
+    begin_phase(reductions.front(),
+                in_final_loop.empty() ? Phase::Range::One : Phase::Range::ReducedElements, 0,
+                Phase::Kind::Finish);
     for (size_t j = 0; j < reductions.size(); ++j) {
       reduction_values_[reductions[j]] = load_state(j, *reductions[j]);
     }
@@ -680,7 +692,8 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     const std::vector<std::vector<const Node*>>& stages = loops.stages;
     const bool has_index = std::any_of(stages.front().begin(), stages.front().end(),
                                        [](const Node* r) { return is_index_reduction(*r); });
-    if (loops.kept == 1 && loops.reduced >= kSplitReductionElements && !has_index) {
+    // plan::kernel_key holds this choice for kernels of runtime sizes.
+    if (loops.kept == 1 && loops.reduced >= plan::kCpuSplitReductionElements && !has_index) {
       if (stages.size() > 1) {
         throw plan::UnsupportedKernel("reductions to one value that read each other's results");
       }
@@ -689,9 +702,8 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     }
 
     const std::vector<std::vector<Stash>> stashed = stashes_by_stage(loops);
-    const int64_t nests =
-        static_cast<int64_t>(stages.size()) + (loops.in_final_loop.empty() ? 0 : 1);
-    begin_phase(stages.front().front(), loops.reduced * nests);
+    const int nests = static_cast<int>(stages.size()) + (loops.in_final_loop.empty() ? 0 : 1);
+    begin_phase(stages.front().front(), Phase::Range::Elements, nests);
     emit_loop(begin_, end_, [&](Value* k) {
       const std::vector<Value*> fixed = kept_dimensions(loops, k);
       for (size_t s = 0; s < stages.size(); ++s) emit_stage_nest(loops, s, stashed[s], fixed);
@@ -795,15 +807,16 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
   Value* begin_ = nullptr;
   Value* end_ = nullptr;
   Value* state_ = nullptr;
+  std::unordered_map<int, Value*> runtime_extents_;  // by scalar slot
 };
 
 }  // namespace
 
-LoweredKernel lower_kernel(const plan::Kernel& kernel, llvm::LLVMContext& context,
-                           const std::string& name) {
+LoweredKernel lower_kernel(const plan::Kernel& kernel, plan::Sizes sizes,
+                           llvm::LLVMContext& context, const std::string& name) {
   LoweredKernel lowered;
   lowered.module = std::make_unique<llvm::Module>(name, context);
-  lowered.phases = KernelEmitter(kernel, *lowered.module, name).emit();
+  lowered.phases = KernelEmitter(kernel, sizes, *lowered.module, name).emit();
   return lowered;
 }
 

@@ -42,6 +42,7 @@
 #include "ir/op.h"
 #include "lazuli/dtype.h"
 #include "plan/fusion_plan.h"
+#include "plan/kernel_layout.h"
 
 namespace llvm {
 class LLVMContext;
@@ -50,20 +51,40 @@ class Module;
 
 namespace lz::codegen {
 
+/// One function of a compiled kernel. It holds no size: the code serves every kernel of its key,
+/// whose sizes may differ (plan::Sizes), so the runtime derives the ranges from the kernel run.
 struct Phase {
   enum class Kind { Loop, Partial, Finish };
+  /// What the positions are: the elements of kernel.nodes[range_node], the reduced elements of
+  /// that node (a reduction: the chunks of a split reduction), or a single position.
+  enum class Range { Elements, ReducedElements, One };
   Kind kind = Kind::Loop;
   std::string symbol;
-  /// The phase runs over kernel.nodes[range_node]->size() positions, or over `fixed_range`
-  /// positions when that is not negative (the reduced elements of a split reduction).
   int range_node = 0;
-  int64_t fixed_range = -1;
-  /// Elements computed per position (the reduced extent for a reduction loop), to size the
-  /// chunks the runtime hands to threads.
-  int64_t work_per_position = 1;
+  Range range = Range::Elements;
+  /// Loops over range_node's reduced elements that each position runs (0: one element's work),
+  /// to size the chunks the runtime hands to threads.
+  int reduced_loops = 0;
   /// Partial: each reduction's op and input dtype, in state order, to combine the states.
   std::vector<std::pair<ir::Op, DType>> reductions;
 };
+
+/// The positions `phase` runs over for `kernel`.
+inline int64_t phase_positions(const Phase& phase, const plan::Kernel& kernel) {
+  const ir::Node& node = *kernel.nodes[phase.range_node];
+  switch (phase.range) {
+    case Phase::Range::Elements: return node.size();
+    case Phase::Range::ReducedElements: return plan::reduced_elements(node);
+    case Phase::Range::One: return 1;
+  }
+  return 0;
+}
+
+/// The elements each position of `phase` computes for `kernel`.
+inline int64_t phase_work_per_position(const Phase& phase, const plan::Kernel& kernel) {
+  if (phase.reduced_loops == 0) return 1;
+  return plan::reduced_elements(*kernel.nodes[phase.range_node]) * phase.reduced_loops;
+}
 
 /// How the runtime combines two states of a Partial phase: `into` (earlier elements) absorbs
 /// `from` (later ones), slot pairs as the lowering writes them.
@@ -75,8 +96,9 @@ struct LoweredKernel {
   std::vector<Phase> phases;
 };
 
-/// Lowers `kernel` (is_compilable) into a new module of `context`; symbols start with `name`.
-LoweredKernel lower_kernel(const plan::Kernel& kernel, llvm::LLVMContext& context,
-                           const std::string& name);
+/// Lowers `kernel` (is_compilable), holding its sizes as `sizes` says, into a new module of
+/// `context`; symbols start with `name`.
+LoweredKernel lower_kernel(const plan::Kernel& kernel, plan::Sizes sizes,
+                           llvm::LLVMContext& context, const std::string& name);
 
 }  // namespace lz::codegen

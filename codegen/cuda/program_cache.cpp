@@ -48,7 +48,7 @@ std::string program_name(const plan::Kernel& kernel) {
   char name[24];
   std::snprintf(name, sizeof(name), "lz_%016llx",
                 static_cast<unsigned long long>(
-                    std::hash<std::string>{}(plan::kernel_key(kernel, plan::is_flat(kernel)))));
+                    std::hash<std::string>{}(plan::kernel_key(kernel, plan::exact_sizes(kernel)))));
   return name;
 }
 

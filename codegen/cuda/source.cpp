@@ -55,7 +55,7 @@ std::string literal(int64_t value) {
 class SourceEmitter : public ValueEmitter<SourceEmitter, std::string> {
  public:
   SourceEmitter(const plan::Kernel& kernel, std::string name)
-      : ValueEmitter(kernel), kernel_(kernel), name_(std::move(name)) {}
+      : ValueEmitter(kernel, plan::exact_sizes(kernel)), kernel_(kernel), name_(std::move(name)) {}
 
   CudaKernelSource emit() {
     if (layout_.reduction) emit_reduction_entries(*layout_.reduction);
@@ -170,11 +170,23 @@ class SourceEmitter : public ValueEmitter<SourceEmitter, std::string> {
     return factor == 1 ? x : "(" + x + " * " + literal(factor) + ")";
   }
   std::string index_divide(const std::string& x, int64_t divisor) {
-    return declare("lz_i64", x + " / " + literal(divisor));
+    return index_divide(x, literal(divisor));
   }
   std::string index_remainder(const std::string& x, int64_t divisor) {
-    return declare("lz_i64", x + " % " + literal(divisor));
+    return index_remainder(x, literal(divisor));
   }
+  // The emitter core's forms for runtime extents. CUDA code holds exact sizes (its grids and
+  // shared memory follow them, plan::exact_sizes), so these only ever see literals.
+  std::string index_divide(const std::string& x, const std::string& divisor) {
+    return declare("lz_i64", x + " / " + divisor);
+  }
+  std::string index_remainder(const std::string& x, const std::string& divisor) {
+    return declare("lz_i64", x + " % " + divisor);
+  }
+  std::string index_multiply(const std::string& a, const std::string& b) {
+    return "(" + a + " * " + b + ")";
+  }
+  std::string runtime_extent(int slot) { return "(lz_i64)s" + std::to_string(slot); }
   std::string name_index(const std::string& x) { return declare("lz_i64", x); }
 
   // ---------------------------------------------------------------------------------------

@@ -36,7 +36,7 @@ class KernelCache {
   const LoadedKernel& find_or_compile(CudaDevice& device, const plan::Kernel& kernel,
                                       const std::string& cache_directory, CudaKernelReport& report,
                                       bool dump) {
-    std::string key = plan::kernel_key(kernel, plan::is_flat(kernel));
+    std::string key = plan::kernel_key(kernel, plan::exact_sizes(kernel));
     const std::string architecture = device.properties().architecture();
     if (dump) {
       report.source =
@@ -160,7 +160,7 @@ std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
   const LoadedKernel& loaded =
       kernel_cache().find_or_compile(device, kernel, cache_directory, report, dump);
   const CUstream cuda_stream = device.stream(stream);
-  const std::vector<uint64_t> scalars = plan::kernel_scalars(kernel);
+  const std::vector<uint64_t> scalars = plan::kernel_scalars(kernel, plan::exact_sizes(kernel));
   std::unique_ptr<CudaMemory> workspace;
   int64_t partial_blocks = 0;
   const int multiprocessors = device.properties().multiprocessors;

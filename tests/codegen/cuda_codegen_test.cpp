@@ -431,8 +431,9 @@ TEST(CudaCodegenTest, SourceDependsOnlyOnTheKernelKey) {
   const auto generate = [](const lz::Tensor& output) {
     const std::vector<lz::plan::Kernel> kernels = kernels_of({output});
     EXPECT_EQ(kernels.size(), 1u);
-    return std::pair{lz::codegen::cuda::generate_cuda_source(kernels.back(), "k").definitions,
-                     lz::plan::kernel_scalars(kernels.back())};
+    return std::pair{
+        lz::codegen::cuda::generate_cuda_source(kernels.back(), "k").definitions,
+        lz::plan::kernel_scalars(kernels.back(), lz::plan::exact_sizes(kernels.back()))};
   };
   // A flat kernel: new sizes, scalars and seeds, same text.
   const auto flat = [](int64_t n, double scale, uint64_t seed) {

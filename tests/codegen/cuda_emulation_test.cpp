@@ -348,7 +348,8 @@ class EmulationBatch {
     if (entry.uses_workspace)
       argument("reinterpret_cast<unsigned long long*>(arguments->workspace)");
     argument("arguments->count");
-    const size_t scalars = lz::plan::kernel_scalars(c.kernel).size();
+    const size_t scalars =
+        lz::plan::kernel_scalars(c.kernel, lz::plan::exact_sizes(c.kernel)).size();
     for (size_t s = 0; s < scalars; ++s) argument("arguments->scalars[" + std::to_string(s) + "]");
     return "extern \"C\" void " + entry.symbol +
            "_thread(const lz::cuda_emulation::ThreadState* thread, "
@@ -400,7 +401,8 @@ class EmulationBatch {
       memory.emplace_back(output->size() * lz::dtype_size(output->dtype));
       buffers.push_back(memory.back().data());
     }
-    const std::vector<uint64_t> scalars = lz::plan::kernel_scalars(c.kernel);
+    const std::vector<uint64_t> scalars =
+        lz::plan::kernel_scalars(c.kernel, lz::plan::exact_sizes(c.kernel));
     std::unique_ptr<AlignedMemory> workspace;
     int64_t partial_blocks = 0;
     for (const CudaEntry& entry : c.source.entries) {

@@ -1,6 +1,9 @@
 // Fusion seen from the user's side: how many kernels an evaluation launches (lz::stats()).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include <lazuli/lazuli.h>
 
 namespace {
@@ -106,6 +109,51 @@ TEST(RecompileTest, ALoopOverWindowsCompilesTheKernelOnce) {
   EXPECT_EQ(stats.kernels_compiled + stats.disk_cache_hits, 1)
       << stats.kernels_compiled << " compiled, " << stats.disk_cache_hits << " from disk";
   EXPECT_EQ(stats.plan_misses, 1) << "a window's starts are values, not structure";
+}
+
+// A loop over minibatches of changing sizes: each step reads a window at a new offset, with a
+// new batch size and row length. Offsets and extents are runtime scalars of the compiled kernels,
+// so the kernels of the first step serve all hundred.
+TEST(RecompileTest, ALoopOverOffsetsBatchSizesAndRowLengthsCompilesEachKernelOnce) {
+  constexpr int64_t kDataRows = 200, kDataColumns = 70, kSteps = 100;
+  const lz::Tensor data = lz::random_uniform({kDataRows, kDataColumns}, 31, -1, 1);
+  const lz::Tensor bias = lz::random_uniform({kDataColumns}, 32, -1, 1);
+  const std::vector<float> values = data.to_vector<float>();
+  const std::vector<float> biases = bias.to_vector<float>();
+  lz::reset_stats();
+  int64_t built_by_the_first_step = 0;
+  for (int64_t step = 0; step < kSteps; ++step) {
+    // Batch sizes 16, 18, ..., 34 and row lengths 37, 40, ..., 64: never equal to each other or
+    // to the data's extents, so every step has the same kernel keys.
+    const int64_t offset = step, batch = 16 + 2 * (step % 10), length = 37 + 3 * (step / 10);
+    const lz::Tensor window = lz::slice(data, {offset, 0}, {offset + batch, length});
+    const lz::Tensor row_sums = lz::sum(lz::relu(window * 2 + lz::slice(bias, {0}, {length})), {1});
+    const lz::Tensor column_maxima = lz::max(lz::transpose(window, {1, 0}), {1});
+    const std::vector<float> sums = row_sums.to_vector<float>();
+    const std::vector<float> maxima = column_maxima.to_vector<float>();
+    ASSERT_EQ(sums.size(), static_cast<size_t>(batch));
+    ASSERT_EQ(maxima.size(), static_cast<size_t>(length));
+    for (int64_t r = 0; r < batch; ++r) {
+      double expected = 0;
+      for (int64_t c = 0; c < length; ++c) {
+        expected += std::max(0.0, 2.0 * values[(offset + r) * kDataColumns + c] + biases[c]);
+      }
+      ASSERT_NEAR(sums[r], expected, 1e-4) << "step " << step << ", row " << r;
+    }
+    for (int64_t c = 0; c < length; ++c) {
+      float expected = values[offset * kDataColumns + c];
+      for (int64_t r = 1; r < batch; ++r) {
+        expected = std::max(expected, values[(offset + r) * kDataColumns + c]);
+      }
+      ASSERT_EQ(maxima[c], expected) << "step " << step << ", column " << c;
+    }
+    const lz::Stats stats = lz::stats();
+    if (step == 0) built_by_the_first_step = stats.kernels_compiled + stats.disk_cache_hits;
+  }
+  const lz::Stats stats = lz::stats();
+  EXPECT_GE(built_by_the_first_step, 2);
+  EXPECT_EQ(stats.kernels_compiled + stats.disk_cache_hits, built_by_the_first_step)
+      << stats.kernels_compiled << " compiled, " << stats.disk_cache_hits << " from disk";
 }
 
 // A training loop records the same step again and again: the passes run for the first step
