@@ -12,8 +12,10 @@
 // - Elementwise ops, movement ops (reshape, transpose, slice, concatenate, broadcast_to) and leaf
 //   generators (full, arange, random_*) fuse into their consumers. Inside a kernel a movement or a
 //   broadcast is index arithmetic and a 0-d full is a parameter: nothing is copied.
-// - matmul runs alone (an external BLAS call): nothing fuses into it and it fuses into nothing,
-//   so its elementwise epilogue (bias, relu) forms one kernel after it.
+// - matmul runs alone (an external BLAS call): it fuses into nothing, so its elementwise epilogue
+//   (bias, relu) forms one kernel after it, and nothing fuses into it but a transpose of an
+//   operand's last two axes that only it reads and nobody asked for (h^T in a gradient h^T @ g):
+//   the library reads that operand's buffer transposed instead of a copy (plan::matmul_operand).
 // - A reduction fuses into its consumer's kernel, and its elementwise producers fuse into it. A
 //   kernel holding a reduction runs, for each element of the reduction's result (a kept index),
 //   a loop over the reduced axes (the prologue: the nodes feeding the reduction), then the
@@ -211,6 +213,12 @@ class FusionBuilder {
         ++consumer_count[producer];
       }
     }
+    is_graph_output_.assign(count, false);
+    for (const ir::NodePtr& output : graph_.outputs) {
+      const auto found = positions.find(output.get());
+      if (found == positions.end()) throw Error("[fuse] a graph output is not among its nodes");
+      is_graph_output_[found->second] = true;
+    }
     consumer_offsets_.assign(count + 1, 0);
     for (int position = 0; position < count; ++position) {
       consumer_offsets_[position + 1] = consumer_offsets_[position] + consumer_count[position];
@@ -272,7 +280,13 @@ class FusionBuilder {
     const Node& producer = node(position);
     const Group& group = groups_[target];
     if (producer.op == Op::MatMul) return "producer is a matmul, which runs as its own kernel";
-    if (group.sealed) return "consumer is a matmul, which runs as its own kernel";
+    if (group.sealed) {
+      if (is_transposed_operand(position, group)) return "";
+      const std::vector<int>& operands = input_positions_[group.root];
+      return std::find(operands.begin(), operands.end(), position) != operands.end()
+                 ? "consumer is a matmul, which runs as its own kernel"
+                 : "consumer is a matmul's transposed operand, which it reads from memory";
+    }
     if (group.size >= options_.max_kernel_ops) {
       return "kernel reached " + std::to_string(options_.max_kernel_ops) + " ops";
     }
@@ -386,6 +400,15 @@ class FusionBuilder {
     return "";
   }
 
+  // Whether the node is a transpose of the last two axes that only `group`'s matmul reads, as
+  // an operand, and that is no graph output: the matmul reads its input transposed.
+  bool is_transposed_operand(int position, const Group& group) const {
+    if (!plan::swaps_last_two_axes(node(position)) || is_graph_output_[position]) return false;
+    const std::span<const int> consumers = consumers_of(position);
+    return std::all_of(consumers.begin(), consumers.end(),
+                       [&](int consumer) { return consumer == group.root; });
+  }
+
   // Why an edge to a kernel the node did not join (it joined another or none) crosses kernels.
   std::string shared_reason(int position, int consumer) const {
     const Node& reader = node(consumer);
@@ -393,6 +416,9 @@ class FusionBuilder {
       return "producer is a matmul, which runs as its own kernel";
     }
     if (reader.op == Op::MatMul) return "consumer is a matmul, which runs as its own kernel";
+    if (groups_[group_of_[consumer]].sealed) {
+      return "consumer is a matmul's transposed operand, which it reads from memory";
+    }
     const Group& home = groups_[group_of_[position]];
     if (is_reduction(reader) && home.reduction && !(*home.reduction == signature_of(reader))) {
       return "consumer is a reduction " +
@@ -453,14 +479,6 @@ class FusionBuilder {
       }
     }
 
-    std::vector<bool> is_graph_output(count, false);
-    const auto positions = graph_.index();
-    for (const ir::NodePtr& output : graph_.outputs) {
-      const auto found = positions.find(output.get());
-      if (found == positions.end()) throw Error("[fuse] a graph output is not among its nodes");
-      is_graph_output[found->second] = true;
-    }
-
     std::vector<std::vector<int>> members(plan.kernels.size());
     for (int position = 0; position < count; ++position) {
       if (group_of_[position] >= 0)
@@ -478,7 +496,7 @@ class FusionBuilder {
           input_stamp[input] = kernel.id;
           inputs.push_back(input);
         }
-        bool written_out = is_graph_output[position];
+        bool written_out = is_graph_output_[position];
         for (int consumer : consumers_of(position)) {
           written_out = written_out || group_of_[consumer] != group;
         }
@@ -507,6 +525,7 @@ class FusionBuilder {
   std::vector<std::vector<int>> input_positions_;  // per node, distinct
   std::vector<int> consumer_offsets_;              // consumers_of(i) = consumers_[offsets[i]..]
   std::vector<int> consumers_;
+  std::vector<bool> is_graph_output_;  // asked for: written out by its kernel
   std::vector<int> group_of_;          // -1 for input leaves
   std::vector<bool> feeds_reduction_;  // an ancestor, inside its kernel, of a reduction there
   std::vector<int> walk_stamp_;        // for the epilogue walk

@@ -50,6 +50,35 @@ class PlanPrinter {
 
 }  // namespace
 
+bool swaps_last_two_axes(const ir::Node& node) {
+  if (node.op != ir::Op::Transpose || node.axes.size() < 2) return false;
+  const int64_t rank = static_cast<int64_t>(node.axes.size());
+  for (int64_t d = 0; d < rank - 2; ++d) {
+    if (node.axes[d] != d) return false;
+  }
+  return node.axes[rank - 2] == rank - 1 && node.axes[rank - 1] == rank - 2;
+}
+
+bool is_matmul_kernel(const Kernel& kernel) {
+  if (kernel.nodes.empty() || kernel.nodes.back()->op != ir::Op::MatMul) return false;
+  const ir::Node& matmul = *kernel.nodes.back();
+  if (kernel.outputs.size() != 1 || kernel.outputs[0].get() != &matmul) return false;
+  for (size_t i = 0; i + 1 < kernel.nodes.size(); ++i) {
+    const ir::Node* node = kernel.nodes[i].get();
+    const bool operand = matmul.inputs[0].get() == node || matmul.inputs[1].get() == node;
+    if (!operand || !swaps_last_two_axes(*node)) return false;
+  }
+  return true;
+}
+
+MatmulOperand matmul_operand(const Kernel& kernel, int i) {
+  const ir::Node* operand = kernel.nodes.back()->inputs[i].get();
+  for (size_t n = 0; n + 1 < kernel.nodes.size(); ++n) {
+    if (kernel.nodes[n].get() == operand) return {operand->inputs[0].get(), true};
+  }
+  return {operand, false};
+}
+
 std::string print_fusion_plan(const FusionPlan& plan, const ir::Graph& graph) {
   const PlanPrinter printer(graph);
 

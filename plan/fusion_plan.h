@@ -35,6 +35,22 @@ struct FusionPlan {
   std::vector<FusionRefusal> refusals;
 };
 
+/// Whether `node` is a transpose that swaps the last two axes and keeps the others: a matmul
+/// reads such an operand from its input's buffer, as that buffer's matrices transposed.
+bool swaps_last_two_axes(const ir::Node& node);
+
+/// Whether `kernel` is a matmul (an external library call): its last node is the matmul, and any
+/// other node is a transpose of an operand that swaps_last_two_axes and only the matmul reads.
+bool is_matmul_kernel(const Kernel& kernel);
+
+/// Operand `i` (0 or 1) of a matmul kernel's matmul as the library reads it: the kernel input
+/// whose buffer holds it, and whether it holds the operand's matrices transposed.
+struct MatmulOperand {
+  const ir::Node* stored = nullptr;
+  bool transposed = false;
+};
+MatmulOperand matmul_operand(const Kernel& kernel, int i);
+
 /// The plan as text: each kernel with its nodes (ir/printer.h format, graph numbering), inputs
 /// and outputs, and after it the refusals that end it (`# not fused: ...`).
 std::string print_fusion_plan(const FusionPlan& plan, const ir::Graph& graph);

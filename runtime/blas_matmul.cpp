@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "reference/interpreter_internal.h"
@@ -31,28 +32,42 @@ void match_blas_thread_count() {
   }
 }
 
-void gemm(const float* a, const float* b, float* out, int m, int k, int n) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, k, b, n, 0.0f, out, n);
-}
-
-void gemm(const double* a, const double* b, double* out, int m, int k, int n) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0, a, k, b, n, 0.0, out, n);
-}
-
-/// out [m, n] = a [m, k] @ b [k, n], all contiguous, with 0 < k, n <= kMaxBlasDimension; rows
-/// beyond what an int counts go to further calls.
+/// One operand of a product as gemm reads it: its matrices, or their transposes, row-major.
 template <class T>
-void multiply_matrices(const T* a, const T* b, T* out, int64_t m, int64_t k, int64_t n) {
+struct Operand {
+  const T* data;
+  bool transposed;
+};
+
+CBLAS_TRANSPOSE transpose_flag(bool transposed) { return transposed ? CblasTrans : CblasNoTrans; }
+
+void gemm(Operand<float> a, int lda, Operand<float> b, float* out, int m, int k, int n) {
+  cblas_sgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed), m, n, k,
+              1.0f, a.data, lda, b.data, b.transposed ? k : n, 0.0f, out, n);
+}
+
+void gemm(Operand<double> a, int lda, Operand<double> b, double* out, int m, int k, int n) {
+  cblas_dgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed), m, n, k,
+              1.0, a.data, lda, b.data, b.transposed ? k : n, 0.0, out, n);
+}
+
+/// out [m, n] = a [m, k] @ b [k, n], each operand stored contiguous (as [k, m] or [n, k] when
+/// transposed), with 0 < k, n <= kMaxBlasDimension and m too when a is transposed; rows beyond
+/// what an int counts go to further calls.
+template <class T>
+void multiply_matrices(Operand<T> a, Operand<T> b, T* out, int64_t m, int64_t k, int64_t n) {
   for (int64_t row = 0; row < m; row += kMaxBlasDimension) {
     const int64_t rows = std::min(m - row, kMaxBlasDimension);
-    gemm(a + row * k, b, out + row * n, static_cast<int>(rows), static_cast<int>(k),
-         static_cast<int>(n));
+    // Row `row` of a transposed a starts at column `row` of the [k, m] matrix stored.
+    const Operand<T> rows_of_a{a.data + (a.transposed ? row : row * k), a.transposed};
+    gemm(rows_of_a, static_cast<int>(a.transposed ? m : k), b, out + row * n,
+         static_cast<int>(rows), static_cast<int>(k), static_cast<int>(n));
   }
 }
 
 template <class T>
-void multiply(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
-              memory::Buffer& out) {
+void multiply(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
+              const memory::Buffer& b, bool b_transposed, memory::Buffer& out) {
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;
   const int64_t m = a_shape[a_shape.size() - 2];
@@ -67,14 +82,20 @@ void multiply(const ir::Node& node, const memory::Buffer& a, const memory::Buffe
   }
   const T* a_data = a.data_as<T>();
   const T* b_data = b.data_as<T>();
+  const auto operands = [&](int64_t a_offset, int64_t b_offset) {
+    return std::pair(Operand<T>{a_data + a_offset, a_transposed},
+                     Operand<T>{b_data + b_offset, b_transposed});
+  };
   const Shape batch(node.shape.begin(), node.shape.end() - 2);
   const int64_t batch_count = shape_size(batch);
   const int64_t a_batch_count = shape_size(Shape(a_shape.begin(), a_shape.end() - 2));
   const int64_t b_batch_count = shape_size(Shape(b_shape.begin(), b_shape.end() - 2));
-  // One b for every batch and a not broadcast: a's matrices lie one after another exactly like
-  // the output's, so [batch * m, k] @ [k, n] is the whole product in one call.
-  if (b_batch_count == 1 && a_batch_count == batch_count) {
-    multiply_matrices(a_data, b_data, result, batch_count * m, k, n);
+  // One b for every batch and a neither broadcast nor transposed: a's matrices lie one after
+  // another exactly like the output's, so [batch * m, k] @ [k, n] is the whole product in one
+  // call.
+  if (b_batch_count == 1 && a_batch_count == batch_count && !a_transposed) {
+    const auto [whole_a, whole_b] = operands(0, 0);
+    multiply_matrices(whole_a, whole_b, result, batch_count * m, k, n);
     return;
   }
   const std::vector<int64_t> a_strides = reference::detail::matmul_batch_strides(a_shape, batch);
@@ -82,27 +103,29 @@ void multiply(const ir::Node& node, const memory::Buffer& a, const memory::Buffe
   reference::detail::walk_strided<2>(
       batch, {a_strides.data(), b_strides.data()}, {0, 0},
       [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
-        multiply_matrices(a_data + offset[0], b_data + offset[1], result + batch_index * m * n, m,
-                          k, n);
+        const auto [batch_a, batch_b] = operands(offset[0], offset[1]);
+        multiply_matrices(batch_a, batch_b, result + batch_index * m * n, m, k, n);
       });
 }
 
 }  // namespace
 
-bool blas_matmul(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
-                 memory::Buffer& out) {
+bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
+                 const memory::Buffer& b, bool b_transposed, memory::Buffer& out) {
   if (node.dtype != float32 && node.dtype != float64) return false;
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;
+  // k and n are leading dimensions, and so is m when a is stored transposed.
   if (a_shape[a_shape.size() - 1] > kMaxBlasDimension ||
-      b_shape[b_shape.size() - 1] > kMaxBlasDimension) {
+      b_shape[b_shape.size() - 1] > kMaxBlasDimension ||
+      (a_transposed && a_shape[a_shape.size() - 2] > kMaxBlasDimension)) {
     return false;
   }
   match_blas_thread_count();
   if (node.dtype == float32) {
-    multiply<float>(node, a, b, out);
+    multiply<float>(node, a, a_transposed, b, b_transposed, out);
   } else {
-    multiply<double>(node, a, b, out);
+    multiply<double>(node, a, a_transposed, b, b_transposed, out);
   }
   return true;
 }

@@ -21,12 +21,14 @@ namespace lz::runtime {
 
 /// Computes `node` (a MatMul node) into `out` with BLAS when its dtype is float32 or float64;
 /// returns false (doing nothing) for other dtypes, which the caller interprets. It also returns
-/// false when K or N exceeds what a BLAS int holds (2^31 - 1); M of any size is split.
+/// false when a matrix's extent beyond the first of a product exceeds what a BLAS int holds
+/// (2^31 - 1); M of any size is split when `a` is not transposed. `a` and `b` hold the operands,
+/// or, where `a_transposed` or `b_transposed`, their matrices transposed (plan::matmul_operand).
 ///
 /// The values are the reference interpreter's up to rounding: BLAS accumulates in the dtype itself
 /// and in its own order (the interpreter sums in double, in order of k), so an element may differ
 /// by the rounding error of a K-term sum in that dtype.
-bool blas_matmul(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
-                 memory::Buffer& out);
+bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
+                 const memory::Buffer& b, bool b_transposed, memory::Buffer& out);
 
 }  // namespace lz::runtime

@@ -4,7 +4,8 @@
 
 namespace lz::runtime {
 
-bool blas_matmul(const ir::Node&, const memory::Buffer&, const memory::Buffer&, memory::Buffer&) {
+bool blas_matmul(const ir::Node&, const memory::Buffer&, bool, const memory::Buffer&, bool,
+                 memory::Buffer&) {
   return false;
 }
 

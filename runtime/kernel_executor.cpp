@@ -104,15 +104,13 @@ std::vector<uint64_t> combined_partial_states(const codegen::LoadedPhase& partia
   return combined;
 }
 
-/// Runs a kernel that is one call to a library (a float matmul through BLAS); returns false for
-/// any other kernel.
+/// Runs a kernel that is one call to a library (a float matmul through BLAS, reading transposed
+/// operands in place); returns false for any other kernel.
 bool run_external(const plan::Kernel& kernel, const ExecutionOptions& options,
                   const std::vector<const memory::Buffer*>& inputs,
                   std::vector<BufferPtr>& outputs) {
-  const ir::Node& node = *kernel.nodes.front();
-  if (kernel.nodes.size() != 1 || node.op != ir::Op::MatMul || !is_floating(node.dtype)) {
-    return false;
-  }
+  const ir::Node& node = *kernel.nodes.back();
+  if (!plan::is_matmul_kernel(kernel) || !is_floating(node.dtype)) return false;
   const auto start = std::chrono::steady_clock::now();
   BufferPtr result;
   try {
@@ -121,15 +119,18 @@ bool run_external(const plan::Kernel& kernel, const ExecutionOptions& options,
     fail_out_of_memory(node);
   }
   // The kernel lists each input once: matmul(x, x) has one.
-  const auto operand = [&](int i) {
-    return inputs[plan::position_of(kernel.inputs, node.inputs[i].get())];
+  const plan::MatmulOperand a = plan::matmul_operand(kernel, 0);
+  const plan::MatmulOperand b = plan::matmul_operand(kernel, 1);
+  const auto buffer = [&](const plan::MatmulOperand& operand) -> const memory::Buffer& {
+    return *inputs[plan::position_of(kernel.inputs, operand.stored)];
   };
-  if (!blas_matmul(node, *operand(0), *operand(1), *result)) return false;
+  if (!blas_matmul(node, buffer(a), a.transposed, buffer(b), b.transposed, *result)) return false;
   outputs.assign(1, std::move(result));
   if (options.log_level != LogLevel::Off) {
-    std::fprintf(stderr, "[lazuli]   kernel %d: BLAS matmul %s x %s run=%.3fms\n", kernel.id,
-                 shape_string(node.inputs[0]->shape).c_str(),
-                 shape_string(node.inputs[1]->shape).c_str(), milliseconds_since(start));
+    std::fprintf(stderr, "[lazuli]   kernel %d: BLAS matmul %s%s x %s%s run=%.3fms\n", kernel.id,
+                 shape_string(node.inputs[0]->shape).c_str(), a.transposed ? " (transposed)" : "",
+                 shape_string(node.inputs[1]->shape).c_str(), b.transposed ? " (transposed)" : "",
+                 milliseconds_since(start));
   }
   return true;
 }

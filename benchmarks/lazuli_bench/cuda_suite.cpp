@@ -314,8 +314,8 @@ std::vector<Row> measure_matmul(const Plan& plan, cuda::CudaDevice& device) {
     const lz::ir::NodePtr node = matmul_node(side);
     direct = time_runs(plan.runs, [&] {
       const Stopwatch stopwatch;
-      cuda::cublas_matmul(device, kStream, *node, a_block.address(), b_block.address(),
-                          c_block.address());
+      cuda::cublas_matmul(device, kStream, *node, {a_block.address(), false},
+                          {b_block.address(), false}, c_block.address());
       device.synchronize(device.stream(kStream), "matmul");
       return stopwatch.milliseconds();
     });

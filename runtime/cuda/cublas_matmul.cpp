@@ -18,6 +18,7 @@ namespace {
 using CublasHandle = struct cublasContext*;
 using CublasStatus = int;        // CUBLAS_STATUS_SUCCESS is 0
 constexpr int kNoTranspose = 0;  // CUBLAS_OP_N
+constexpr int kTranspose = 1;    // CUBLAS_OP_T
 
 /// Entry points of libcublas, by their versioned symbol names (cublas_api.h).
 struct CublasApi {
@@ -99,31 +100,37 @@ StreamHandle& handle_of(const CublasApi& api, CudaDevice& device, int stream,
 }
 
 /// C [m, n] = A [m, k] @ B [k, n], row-major: cuBLAS is column-major, so it computes
-/// C^T = B^T A^T, which in column-major terms is B (n x k, leading dimension n) times A.
+/// C^T = B^T A^T, which in column-major terms is B (n x k, leading dimension n) times A (k x m,
+/// leading dimension k). A row-major matrix stored transposed ([n, k] for B) is, column-major,
+/// the matrix itself (k x n, leading dimension k), which cuBLAS reads transposed.
 template <class T>
-void gemm(const CublasApi& api, CublasHandle handle, const ir::Node& node, uint64_t a, uint64_t b,
-          uint64_t c, int m, int k, int n) {
+void gemm(const CublasApi& api, CublasHandle handle, const ir::Node& node, CublasOperand a,
+          CublasOperand b, uint64_t c, int m, int k, int n) {
   const T one = 1;
   const T zero = 0;
-  const auto* a_data = reinterpret_cast<const T*>(a);
-  const auto* b_data = reinterpret_cast<const T*>(b);
+  const auto* a_data = reinterpret_cast<const T*>(a.address);
+  const auto* b_data = reinterpret_cast<const T*>(b.address);
   auto* c_data = reinterpret_cast<T*>(c);
+  const int b_flag = b.transposed ? kTranspose : kNoTranspose;
+  const int a_flag = a.transposed ? kTranspose : kNoTranspose;
+  const int ldb = b.transposed ? k : n;
+  const int lda = a.transposed ? m : k;
   if constexpr (std::is_same_v<T, float>) {
     check_cublas(api,
-                 api.sgemm(handle, kNoTranspose, kNoTranspose, n, m, k, &one, b_data, n, a_data, k,
-                           &zero, c_data, n),
+                 api.sgemm(handle, b_flag, a_flag, n, m, k, &one, b_data, ldb, a_data, lda, &zero,
+                           c_data, n),
                  node, "cublasSgemm");
   } else {
     check_cublas(api,
-                 api.dgemm(handle, kNoTranspose, kNoTranspose, n, m, k, &one, b_data, n, a_data, k,
-                           &zero, c_data, n),
+                 api.dgemm(handle, b_flag, a_flag, n, m, k, &one, b_data, ldb, a_data, lda, &zero,
+                           c_data, n),
                  node, "cublasDgemm");
   }
 }
 
 template <class T>
-void multiply(const CublasApi& api, CublasHandle handle, const ir::Node& node, uint64_t a,
-              uint64_t b, uint64_t out) {
+void multiply(const CublasApi& api, CublasHandle handle, const ir::Node& node, CublasOperand a,
+              CublasOperand b, uint64_t out) {
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;
   const int64_t m = a_shape[a_shape.size() - 2];
@@ -136,8 +143,11 @@ void multiply(const CublasApi& api, CublasHandle handle, const ir::Node& node, u
   reference::detail::walk_strided<2>(
       batch, {a_strides.data(), b_strides.data()}, {0, 0},
       [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
-        gemm<T>(api, handle, node, a + static_cast<uint64_t>(offset[0] * element),
-                b + static_cast<uint64_t>(offset[1] * element),
+        const auto at = [&](CublasOperand operand, int64_t elements) {
+          return CublasOperand{operand.address + static_cast<uint64_t>(elements * element),
+                               operand.transposed};
+        };
+        gemm<T>(api, handle, node, at(a, offset[0]), at(b, offset[1]),
                 out + static_cast<uint64_t>(batch_index * m * n * element), static_cast<int>(m),
                 static_cast<int>(k), static_cast<int>(n));
       });
@@ -147,8 +157,8 @@ void multiply(const CublasApi& api, CublasHandle handle, const ir::Node& node, u
 
 bool cublas_available(std::string* why) { return cublas(why) != nullptr; }
 
-void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, uint64_t a, uint64_t b,
-                   uint64_t out) {
+void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, CublasOperand a,
+                   CublasOperand b, uint64_t out) {
   if (node.dtype != float32 && node.dtype != float64) {
     throw ir::recorded_error(
         node, "a " + std::string(dtype_name(node.dtype)) +

@@ -15,11 +15,17 @@ namespace lz::runtime::cuda {
 /// Whether cuBLAS can be loaded; `why` says what failed when it cannot.
 bool cublas_available(std::string* why = nullptr);
 
+/// An operand of a product on the device: the address of its contiguous row-major matrices, or,
+/// when `transposed`, of their transposes (plan::matmul_operand).
+struct CublasOperand {
+  uint64_t address = 0;
+  bool transposed = false;
+};
+
 /// Queues out = a @ b for `node` (a MatMul of float32 or float64, batch dimensions broadcast)
-/// on stream `stream` of `device`, over device addresses of contiguous row-major operands.
-/// Throws lz::Error naming the op for another dtype, a dimension beyond cuBLAS's int, or
-/// cuBLAS missing.
-void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, uint64_t a, uint64_t b,
-                   uint64_t out);
+/// on stream `stream` of `device`. Throws lz::Error naming the op for another dtype, a dimension
+/// beyond cuBLAS's int, or cuBLAS missing.
+void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, CublasOperand a,
+                   CublasOperand b, uint64_t out);
 
 }  // namespace lz::runtime::cuda

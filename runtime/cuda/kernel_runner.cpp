@@ -142,15 +142,19 @@ std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
     output_memory.push_back(memory.get());
     outputs.push_back(memory::Buffer::on_device(output->dtype, output->size(), std::move(memory)));
   }
-  // Fusion keeps each matmul a kernel of its own, for cuBLAS; its epilogue is the next kernel.
+  // Fusion keeps each matmul a kernel of its own (with the transposes it reads in place), for
+  // cuBLAS; its epilogue is the next kernel.
   if (!codegen::cuda::is_cuda_compilable(kernel)) {
     const ir::Node& node = *kernel.nodes.back();
-    if (kernel.nodes.size() != 1 || node.op != ir::Op::MatMul) {
+    if (!plan::is_matmul_kernel(kernel)) {
       throw Error("[" + op + "] has no CUDA code generator form");
     }
     // x @ x reads one input twice: find each operand among the kernel's inputs.
     const auto operand = [&](int i) {
-      return buffers[static_cast<size_t>(plan::position_of(kernel.inputs, node.inputs[i].get()))];
+      const plan::MatmulOperand found = plan::matmul_operand(kernel, i);
+      return CublasOperand{
+          buffers[static_cast<size_t>(plan::position_of(kernel.inputs, found.stored))],
+          found.transposed};
     };
     cublas_matmul(device, stream, node, operand(0), operand(1), buffers[kernel.inputs.size()]);
     mark_written(device, stream, output_memory);

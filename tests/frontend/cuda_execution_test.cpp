@@ -242,6 +242,25 @@ TEST_F(CudaExecutionTest, MatmulsGoThroughCublasWithTheirEpilogue) {
         return lz::matmul(x, x);
       },
       1e-5);
+  // cuBLAS reads a transposed operand in place, from the transpose's input.
+  for (const auto [a_transposed, b_transposed] :
+       {std::pair(true, false), std::pair(false, true), std::pair(true, true)}) {
+    expect_same_on_both(
+        std::string("batched, operands read transposed: ") + (a_transposed ? "a" : "") +
+            (b_transposed ? "b" : ""),
+        [a_transposed, b_transposed] {
+          const lz::Tensor a = lz::random_uniform({2, 30, 40}, 6, -1, 1);
+          const lz::Tensor b = lz::random_uniform({2, 50, 30}, 7, -1, 1);
+          a.wait_to_read();
+          b.wait_to_read();
+          const lz::Tensor left =
+              a_transposed ? lz::transpose(a, {0, 2, 1}) : lz::reshape(a, {2, 40, 30});
+          const lz::Tensor right =
+              b_transposed ? lz::transpose(b, {0, 2, 1}) : lz::reshape(b, {2, 30, 50});
+          return lz::matmul(left, right);
+        },
+        1e-4);
+  }
 }
 
 TEST_F(CudaExecutionTest, AnIntegerMatmulIsRefusedNamingTheOpAndTheDeviceGoesOn) {

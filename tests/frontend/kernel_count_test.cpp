@@ -68,6 +68,37 @@ TEST_F(KernelCountTest, FusedResultsEqualUnfusedResults) {
   EXPECT_EQ(unfused.to_vector<float>(), fused_values) << "both are interpreted op by op";
 }
 
+// A dense layer's gradients read its input and weights transposed: the matmul reads them in
+// place, so each product is one kernel and no transposed copy is written.
+TEST_F(KernelCountTest, MatmulReadsTransposedOperandsWithoutACopy) {
+  const lz::Tensor g = lz::random_uniform({64, 16}, 4);
+  const lz::Tensor w = lz::random_uniform({32, 16}, 5);
+  for (const lz::Tensor& computed : {a, g, w}) computed.wait_to_read();
+  const lz::Tensor weight_gradient = lz::matmul(lz::transpose(a), g);
+  const lz::Tensor input_gradient = lz::matmul(g, lz::transpose(w));
+  EXPECT_EQ(kernels_for(weight_gradient), 1);
+  EXPECT_EQ(kernels_for(input_gradient), 1);
+
+  const std::vector<float> av = a.to_vector<float>(), gv = g.to_vector<float>(),
+                           wv = w.to_vector<float>();
+  const std::vector<float> weight_values = weight_gradient.to_vector<float>();
+  for (int64_t i = 0; i < 32; ++i) {
+    for (int64_t j = 0; j < 16; ++j) {
+      double expected = 0;
+      for (int64_t k = 0; k < 64; ++k) expected += double(av[k * 32 + i]) * gv[k * 16 + j];
+      ASSERT_NEAR(weight_values[i * 16 + j], expected, 1e-4) << i << ", " << j;
+    }
+  }
+  const std::vector<float> input_values = input_gradient.to_vector<float>();
+  for (int64_t i = 0; i < 64; ++i) {
+    for (int64_t j = 0; j < 32; ++j) {
+      double expected = 0;
+      for (int64_t k = 0; k < 16; ++k) expected += double(gv[i * 16 + k]) * wv[j * 16 + k];
+      ASSERT_NEAR(input_values[i * 32 + j], expected, 1e-4) << i << ", " << j;
+    }
+  }
+}
+
 TEST(StatsTest, CountsEvaluationsNodesAndBytes) {
   lz::waitall();
   lz::reset_stats();

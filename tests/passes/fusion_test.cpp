@@ -351,6 +351,59 @@ TEST(FusionTest, ElementwiseProducerOfMatmulIsNotFusedIntoIt) {
   EXPECT_EQ(reason_for(graph, plan, 2, 3), "consumer is a matmul, which runs as its own kernel");
 }
 
+// A gradient's h^T @ g: the transpose joins the matmul, which reads h in place, transposed.
+TEST(FusionTest, MatmulReadsATransposeOfItsLastTwoAxesThatOnlyItReads) {
+  const Graph graph = parse(R"(
+    %h = data() : f32[2,4,8]
+    %g = data() : f32[2,4,16]
+    %ht = transpose(%h) {perm=[0,2,1]} : f32[2,8,4]
+    %product = matmul(%ht, %g) : f32[2,8,16]
+    return %product
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].inputs), (std::vector<int64_t>{0, 1}));
+  ASSERT_TRUE(plan::is_matmul_kernel(plan.kernels[0]));
+  EXPECT_EQ(plan::matmul_operand(plan.kernels[0], 0).stored, graph.nodes[0].get());
+  EXPECT_TRUE(plan::matmul_operand(plan.kernels[0], 0).transposed);
+  EXPECT_EQ(plan::matmul_operand(plan.kernels[0], 1).stored, graph.nodes[1].get());
+  EXPECT_FALSE(plan::matmul_operand(plan.kernels[0], 1).transposed);
+}
+
+// A transpose the matmul cannot read in place is written out by a kernel of its own: one that
+// moves a batch axis, one read by another kernel too, one asked for, one of a computed value.
+TEST(FusionTest, OtherTransposesOfMatmulOperandsAreKernelsOfTheirOwn) {
+  const Graph graph = parse(R"(
+    %a = data() : f32[2,4,8]
+    %b = data() : f32[4,2,8]
+    %c = data() : f32[8,4]
+    %moved = transpose(%a) {perm=[1,0,2]} : f32[4,2,8]
+    %first = matmul(%moved, %c) : f32[4,2,4]
+    %shared = transpose(%c) {perm=[1,0]} : f32[4,8]
+    %second = matmul(%c, %shared) : f32[8,8]
+    %doubled = add(%shared, %shared) : f32[4,8]
+    %kept = transpose(%c) {perm=[1,0]} : f32[4,8]
+    %third = matmul(%c, %kept) : f32[8,8]
+    %computed = exp(%b) : f32[4,2,8]
+    %flipped = transpose(%computed) {perm=[0,2,1]} : f32[4,8,2]
+    %fourth = matmul(%flipped, %b) : f32[4,8,8]
+    return %first, %second, %doubled, %kept, %third, %fourth
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  EXPECT_EQ(reason_for(graph, plan, 3, 4), "consumer is a matmul, which runs as its own kernel");
+  EXPECT_EQ(reason_for(graph, plan, 5, 6), "consumer is a matmul, which runs as its own kernel");
+  EXPECT_EQ(reason_for(graph, plan, 8, 9), "consumer is a matmul, which runs as its own kernel");
+  // The transpose joins; the exp under it reads from memory as every matmul operand does.
+  EXPECT_EQ(reason_for(graph, plan, 10, 11),
+            "consumer is a matmul's transposed operand, which it reads from memory");
+  for (const plan::Kernel& kernel : plan.kernels) {
+    if (kernel.nodes.back()->op == Op::MatMul) {
+      EXPECT_TRUE(plan::is_matmul_kernel(kernel)) << "kernel " << kernel.id;
+    }
+  }
+}
+
 TEST(FusionTest, UserHeldIntermediateIsWrittenOutByItsKernelAndComputedOnce) {
   const Graph graph = parse(R"(
     %a = data() : f32[3,4]

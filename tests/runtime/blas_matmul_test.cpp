@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/node.h"
@@ -95,13 +96,34 @@ std::string shape_text(const Shape& shape) {
   return text + "]";
 }
 
-/// Checks blas_matmul on a [a_shape] @ b [b_shape] against the interpreter. An element may differ
-/// by `relative` times the sum of |a_ik * b_kj| over its products (the interpreter's result on the
-/// operands' absolute values), the scale of the rounding error of a sum in another order.
+/// `node`'s matrices transposed (its last two axes swapped), element by element.
+template <class T>
+std::shared_ptr<memory::Buffer> transposed_copy(const Node& node) {
+  const int64_t rows = node.shape[node.shape.size() - 2];
+  const int64_t columns = node.shape.back();
+  auto result = memory::Buffer::allocate(node.dtype, node.size());
+  const T* from = node.buffer->data_as<T>();
+  T* to = result->data_as<T>();
+  for (int64_t matrix = 0; matrix < node.size(); matrix += rows * columns) {
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < columns; ++c) {
+        to[matrix + c * rows + r] = from[matrix + r * columns + c];
+      }
+    }
+  }
+  return result;
+}
+
+/// Checks blas_matmul on a [a_shape] @ b [b_shape] against the interpreter, handing it either
+/// operand stored transposed when asked. An element may differ by `relative` times the sum of
+/// |a_ik * b_kj| over its products (the interpreter's result on the operands' absolute values),
+/// the scale of the rounding error of a sum in another order.
 template <class T>
 void expect_matches_interpreter(const Shape& a_shape, const Shape& b_shape, double relative,
-                                uint64_t seed = 1) {
-  SCOPED_TRACE(shape_text(a_shape) + " @ " + shape_text(b_shape));
+                                uint64_t seed = 1, bool a_transposed = false,
+                                bool b_transposed = false) {
+  SCOPED_TRACE(shape_text(a_shape) + (a_transposed ? " stored transposed" : "") + " @ " +
+               shape_text(b_shape) + (b_transposed ? " stored transposed" : ""));
   const NodePtr node = matmul_node(random_data(dtype_of<T>(), a_shape, seed),
                                    random_data(dtype_of<T>(), b_shape, seed + 1));
   const memory::Buffer& a = *node->inputs[0]->buffer;
@@ -114,7 +136,11 @@ void expect_matches_interpreter(const Shape& a_shape, const Shape& b_shape, doub
   const std::shared_ptr<memory::Buffer> scale = reference::interpret_node(*node, absolute_inputs);
 
   const std::shared_ptr<memory::Buffer> out = poisoned_output<T>(*node);
-  ASSERT_TRUE(blas_matmul(*node, a, b, *out));
+  const std::shared_ptr<memory::Buffer> a_stored =
+      a_transposed ? transposed_copy<T>(*node->inputs[0]) : node->inputs[0]->buffer;
+  const std::shared_ptr<memory::Buffer> b_stored =
+      b_transposed ? transposed_copy<T>(*node->inputs[1]) : node->inputs[1]->buffer;
+  ASSERT_TRUE(blas_matmul(*node, *a_stored, a_transposed, *b_stored, b_transposed, *out));
   int failures = 0;
   for (int64_t i = 0; i < node->size() && failures < 5; ++i) {
     const double got = out->data_as<T>()[i];
@@ -174,6 +200,18 @@ TEST(BlasMatMulTest, Float64MatchesInterpreterOnEveryShape) {
   }
 }
 
+// A transpose that only the matmul reads joins its kernel, and BLAS reads the transpose's input
+// in place: each operand, or both, stored with its matrices transposed.
+TEST(BlasMatMulTest, TransposedOperandsMatchInterpreterOnEveryShape) {
+  for (const MatMulShapes& shapes : kShapes) {
+    for (const auto [a_transposed, b_transposed] :
+         {std::pair(true, false), std::pair(false, true), std::pair(true, true)}) {
+      expect_matches_interpreter<float>(shapes.a, shapes.b, 1e-4, 1, a_transposed, b_transposed);
+      expect_matches_interpreter<double>(shapes.a, shapes.b, 1e-12, 1, a_transposed, b_transposed);
+    }
+  }
+}
+
 TEST(BlasMatMulTest, SmallProductIsExact) {
   auto a = random_data(float64, {2, 2}, 0);
   auto b = random_data(float64, {2, 3}, 0);
@@ -183,7 +221,7 @@ TEST(BlasMatMulTest, SmallProductIsExact) {
   std::copy(std::begin(b_values), std::end(b_values), b->buffer->data_as<double>());
   const NodePtr node = matmul_node(a, b);
   const std::shared_ptr<memory::Buffer> out = poisoned_output<double>(*node);
-  ASSERT_TRUE(blas_matmul(*node, *a->buffer, *b->buffer, *out));
+  ASSERT_TRUE(blas_matmul(*node, *a->buffer, false, *b->buffer, false, *out));
   const double expected[] = {21, 24, 27, 47, 54, 61};
   for (int i = 0; i < 6; ++i) EXPECT_EQ(out->data_as<double>()[i], expected[i]) << "element " << i;
 }
@@ -192,7 +230,8 @@ TEST(BlasMatMulTest, KZeroWritesZerosOverEveryElement) {
   const NodePtr node =
       matmul_node(random_data(float32, {3, 2, 0}, 1), random_data(float32, {0, 4}, 2));
   const std::shared_ptr<memory::Buffer> out = poisoned_output<float>(*node);
-  ASSERT_TRUE(blas_matmul(*node, *node->inputs[0]->buffer, *node->inputs[1]->buffer, *out));
+  ASSERT_TRUE(
+      blas_matmul(*node, *node->inputs[0]->buffer, false, *node->inputs[1]->buffer, false, *out));
   ASSERT_EQ(node->size(), 24);
   for (int64_t i = 0; i < node->size(); ++i) EXPECT_EQ(out->data_as<float>()[i], 0.0f) << i;
 }
@@ -203,7 +242,8 @@ TEST(BlasMatMulTest, IntegerDtypesAreLeftToTheCaller) {
         matmul_node(random_data(dtype, {2, 3, 4}, 1), random_data(dtype, {4, 5}, 2));
     auto out = memory::Buffer::allocate(dtype, node->size());
     std::fill_n(static_cast<unsigned char*>(out->data()), out->bytes(), 0xAB);
-    EXPECT_FALSE(blas_matmul(*node, *node->inputs[0]->buffer, *node->inputs[1]->buffer, *out))
+    EXPECT_FALSE(
+        blas_matmul(*node, *node->inputs[0]->buffer, false, *node->inputs[1]->buffer, false, *out))
         << dtype_name(dtype);
     for (int64_t i = 0; i < out->bytes(); ++i) {
       ASSERT_EQ(static_cast<unsigned char*>(out->data())[i], 0xAB)
