@@ -71,7 +71,7 @@ void append_node(std::string& out, size_t i, const Node& node, const std::string
 // One edge per input of node i, labelled by the input's position when there are several; an input
 // outside the graph comes from `missing`. Returns whether there was one.
 bool append_input_edges(std::string& out, size_t i, const Node& node,
-                        const std::unordered_map<const Node*, int64_t>& positions) {
+                        const NodePositions& positions) {
   bool has_missing = false;
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     const auto found = positions.find(node.inputs[k].get());

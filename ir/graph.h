@@ -2,10 +2,10 @@
 #pragma once
 
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "ir/node.h"
+#include "ir/node_positions.h"
 
 namespace lz::ir {
 
@@ -20,7 +20,7 @@ struct Graph {
   static Graph collect(std::span<const NodePtr> outputs);
 
   /// Position of each node in `nodes`.
-  std::unordered_map<const Node*, int64_t> index() const;
+  NodePositions index() const;
 };
 
 }  // namespace lz::ir

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "ir/node_positions.h"
 #include "ir/printer.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
@@ -19,16 +20,15 @@ std::string describe(int64_t position, const Node& node) {
 }  // namespace
 
 void verify(const Graph& graph) {
-  std::unordered_map<const Node*, int64_t> positions;
+  NodePositions positions;
   positions.reserve(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const Node* node = graph.nodes[i].get();
     const auto position = static_cast<int64_t>(i);
     if (node == nullptr) fail("%" + std::to_string(position) + " is null");
-    const auto [existing, inserted] = positions.emplace(node, position);
-    if (!inserted) {
-      fail(describe(position, *node) + " is the same node as %" + std::to_string(existing->second) +
-           "; a graph lists each node once");
+    if (!positions.insert(node, position)) {
+      fail(describe(position, *node) + " is the same node as %" +
+           std::to_string(positions.at(node)) + "; a graph lists each node once");
     }
   }
 

@@ -60,8 +60,7 @@ struct SameValuesEqual {
 };
 
 /// Everything the passes' decisions depend on: see PlanCache.
-std::vector<int64_t> signature_of(const ir::Graph& graph,
-                                  const std::unordered_map<const ir::Node*, int64_t>& index,
+std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::NodePositions& index,
                                   const PassOptions& options) {
   std::vector<int64_t> signature;
   signature.reserve(graph.nodes.size() * 12 + graph.outputs.size() + 8);

@@ -45,7 +45,7 @@ class PlanPrinter {
   }
 
  private:
-  std::unordered_map<const ir::Node*, int64_t> positions_;
+  ir::NodePositions positions_;
 };
 
 }  // namespace

@@ -107,7 +107,7 @@ std::vector<std::shared_ptr<memory::Buffer>> interpret(const ir::Graph& graph,
     throw Error("[interpret] got " + std::to_string(keep.size()) + " keep flags for " +
                 std::to_string(count) + " graph nodes");
   }
-  const std::unordered_map<const ir::Node*, int64_t> position = graph.index();
+  const ir::NodePositions position = graph.index();
 
   // Where each node's inputs are in the graph (-1: outside it, then it must be evaluated), and
   // how many reads of each result are still to come. Evaluated nodes read nothing.

@@ -615,7 +615,7 @@ TEST(InterpreterTest, InterpretFreesResultsThatAreNotKept) {
   const NodePtr n = make(Op::Neg, {e});
   const NodePtr out = make(Op::Add, {n, x});
   const ir::Graph graph = ir::Graph::collect(std::span(&out, 1));
-  const std::unordered_map<const Node*, int64_t> position = graph.index();
+  const ir::NodePositions position = graph.index();
   std::vector<bool> keep(graph.nodes.size(), false);
   keep[position.at(e.get())] = true;
   keep[position.at(out.get())] = true;
@@ -640,7 +640,7 @@ TEST(InterpreterTest, InterpretFreesAResultWithoutConsumersUnlessKept) {
   const NodePtr kept = make(Op::Neg, {x});
   const NodePtr outputs[] = {unused, kept};
   const ir::Graph graph = ir::Graph::collect(outputs);
-  const std::unordered_map<const Node*, int64_t> position = graph.index();
+  const ir::NodePositions position = graph.index();
   std::vector<bool> keep(graph.nodes.size(), false);
   keep[position.at(kept.get())] = true;
 

@@ -1,0 +1,93 @@
+// Each node's position in a graph's node list, looked up by the node's address.
+//
+// Every evaluation builds such a table several times (the passes, the plan cache, deciding what
+// to keep) over graphs of up to millions of nodes, so it is one flat array with open addressing
+// and linear probing: one allocation in all, where a std::unordered_map allocates per entry. Its
+// interface is the part of unordered_map's that lazuli uses: find, at, contains, size.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "ir/node.h"
+
+namespace lz::ir {
+
+class NodePositions {
+ public:
+  using Entry = std::pair<const Node*, int64_t>;
+
+  NodePositions() = default;
+  /// The positions of `nodes`: nodes[i] at i (the first position of a node listed twice).
+  explicit NodePositions(std::span<const NodePtr> nodes) {
+    reserve(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i) insert(nodes[i].get(), static_cast<int64_t>(i));
+  }
+
+  /// Room for `count` entries without growing.
+  void reserve(size_t count) {
+    size_t capacity = 16;
+    while (capacity < 2 * count) capacity *= 2;  // at most half full: short probes
+    if (capacity > slots_.size()) rehash(capacity);
+  }
+
+  /// Adds `node` at `position`; false (and nothing changes) when it is there already.
+  bool insert(const Node* node, int64_t position) {
+    if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 16 : 2 * slots_.size());
+    Entry& slot = slots_[probe(node)];
+    if (slot.first == node) return false;
+    slot = {node, position};
+    ++size_;
+    return true;
+  }
+
+  /// The entry of `node`, or end().
+  const Entry* find(const Node* node) const {
+    if (slots_.empty()) return end();
+    const Entry& slot = slots_[probe(node)];
+    return slot.first == node ? &slot : end();
+  }
+  const Entry* end() const { return nullptr; }
+
+  bool contains(const Node* node) const { return find(node) != end(); }
+
+  /// The position of `node`; throws std::out_of_range when it is not in the table.
+  int64_t at(const Node* node) const {
+    const Entry* found = find(node);
+    if (found == end()) throw std::out_of_range("lz::ir::NodePositions::at: node not in graph");
+    return found->second;
+  }
+
+  size_t size() const { return size_; }
+
+ private:
+  /// The slot holding `node`, or the empty slot where it would go.
+  size_t probe(const Node* node) const {
+    const size_t mask = slots_.size() - 1;
+    // Nodes are at least 16-byte aligned: drop the low bits, then spread with a multiply.
+    size_t slot = static_cast<size_t>((reinterpret_cast<uintptr_t>(node) >> 4) *
+                                      0x9e3779b97f4a7c15ULL) >>
+                  (64 - shift_);
+    while (slots_[slot].first != nullptr && slots_[slot].first != node) slot = (slot + 1) & mask;
+    return slot;
+  }
+
+  void rehash(size_t capacity) {
+    std::vector<Entry> old = std::move(slots_);
+    slots_.assign(capacity, Entry{nullptr, 0});
+    shift_ = 0;
+    while ((size_t{1} << shift_) < capacity) ++shift_;
+    for (const Entry& entry : old) {
+      if (entry.first != nullptr) slots_[probe(entry.first)] = entry;
+    }
+  }
+
+  std::vector<Entry> slots_;  // a power of two of them; {nullptr, 0} is empty
+  size_t size_ = 0;
+  int shift_ = 0;  // log2(slots_.size())
+};
+
+}  // namespace lz::ir
