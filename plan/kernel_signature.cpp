@@ -4,6 +4,7 @@
 #include <bit>
 #include <charconv>
 
+#include "ir/node_positions.h"
 #include "ir/op.h"
 #include "plan/kernel_layout.h"
 
@@ -157,6 +158,9 @@ std::string kernel_key(const Kernel& kernel, Sizes sizes) {
   key.reserve(32 * (kernel.nodes.size() + kernel.inputs.size()));
   const std::vector<int64_t> extents =
       sizes == Sizes::Runtime ? runtime_extents(kernel) : std::vector<int64_t>{};
+  // Built here rather than searched per input: a kernel has up to a few hundred nodes.
+  const ir::NodePositions nodes(kernel.nodes);
+  const ir::NodePositions inputs(kernel.inputs);
   const auto append_value_type = [&](const ir::Node& node) {
     key += dtype_short_name(node.dtype);
     switch (sizes) {
@@ -178,16 +182,16 @@ std::string kernel_key(const Kernel& kernel, Sizes sizes) {
     if (!node->axes.empty()) append_list(key, 'a', node->axes);
     if (!node->steps.empty()) append_list(key, 'c', node->steps);
     for (const ir::NodePtr& input : node->inputs) {
-      const int inside = position_of(kernel.nodes, input.get());
-      key += inside >= 0 ? '%' : '@';
-      append_number(key, inside >= 0 ? inside : position_of(kernel.inputs, input.get()));
+      const ir::NodePositions::Entry* inside = nodes.find(input.get());
+      key += inside != nodes.end() ? '%' : '@';
+      append_number(key, inside != nodes.end() ? inside->second : inputs.at(input.get()));
     }
     key += ';';
   }
   key += "out";
   for (const ir::NodePtr& output : kernel.outputs) {
     key += ' ';
-    append_number(key, position_of(kernel.nodes, output.get()));
+    append_number(key, nodes.at(output.get()));
   }
   if (sizes == Sizes::Runtime) append_size_choices(key, kernel);
   return key;
