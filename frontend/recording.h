@@ -38,7 +38,8 @@ Tensor cast(const Tensor& tensor, DType dtype, std::source_location loc);
 /// The same for a node: `node` itself, or the recorded `astype` of it.
 ir::NodePtr cast_node(const ir::NodePtr& node, DType dtype, std::source_location loc);
 
-/// A 0-d tensor holding `value` as `dtype` (a kernel parameter, never a literal). Throws
+/// A 0-d tensor holding `value` as `dtype` (a kernel parameter, never a literal), an operand of
+/// the op being recorded: it is computed with that op, never pending on its own. Throws
 /// "[op] scalar 3000000000 does not fit int32" when an integer dtype cannot hold it.
 Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
               std::source_location loc);
