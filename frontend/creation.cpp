@@ -19,6 +19,7 @@ Tensor full(Shape shape, double value, DType dtype, std::source_location loc) tr
   check_shape("full", shape);
   ir::NodePtr node = make_node(Op::Full, {}, loc);
   node->dtype = dtype;
+  node->scalar_constant = shape.empty();
   node->shape = std::move(shape);
   if (dtype == bool_) {
     node->params[0] = ir::ScalarParam::of_integer(value != 0);

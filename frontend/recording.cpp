@@ -14,17 +14,12 @@ namespace lz::frontend {
 
 namespace {
 
-/// A scalar operand recorded as a 0-d constant: it has no device of its own and is computed
-/// wherever it is used.
-bool is_scalar_constant(const ir::Node& node) {
-  return node.op == ir::Op::Full && node.shape.empty() && !node.is_evaluated();
-}
-
 /// The device an op runs on: its inputs' (scalar constants aside), the same for all of them.
+/// Reads only what a node keeps from its recording on (device, scalar_constant).
 Device device_of_inputs(const ir::Node& node) {
   const ir::Node* first = nullptr;
   for (const ir::NodePtr& input : node.inputs) {
-    if (is_scalar_constant(*input)) continue;
+    if (input->scalar_constant) continue;
     if (first == nullptr) {
       first = input.get();
     } else if (input->device != first->device) {
@@ -73,15 +68,17 @@ void check_shape(std::string_view op, const Shape& shape) {
 Tensor record(ir::NodePtr node) try {
   support::trace::Span span("record", ir::op_name(node->op));
   const bool pending = !node->is_evaluated();
-  {
-    const auto lock = lock_graph();  // inputs may be turned into data by another thread
-    ir::TensorType type = ir::infer_type(*node);
-    node->dtype = type.dtype;
-    node->shape = std::move(type.shape);
-    if (!node->inputs.empty()) node->device = device_of_inputs(*node);
-    if (pending) ir::PendingList::global().add(node.get());
+  // No graph lock: another thread may turn an input into data meanwhile, but that keeps the
+  // input's dtype, shape and device, the only fields of inputs read here. The pending list's
+  // lock is the one lock a recorded op takes.
+  ir::TensorType type = ir::infer_type(*node);
+  node->dtype = type.dtype;
+  node->shape = std::move(type.shape);
+  if (!node->inputs.empty()) node->device = device_of_inputs(*node);
+  if (pending) {
+    ir::PendingList::global().add(node.get());
+    after_recording(node);
   }
-  if (pending) after_recording(node);
   return Tensor(std::move(node));
 } catch (const Error& error) {
   rethrow_at_user_line(error, node->location);
@@ -164,6 +161,7 @@ Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
   ir::NodePtr node = make_node(ir::Op::Full, {}, loc);
   node->dtype = dtype;
   node->params[0] = scalar_operand_param(op, value, dtype);
+  node->scalar_constant = true;
   // Not record(): a 0-d full has its type already and no inputs that another thread could turn
   // into data, so it takes no lock; and it is an operand, computed with the op that reads it, so
   // it joins neither the pending list nor the node budget's count. Half of what `x + 1` records.

@@ -60,6 +60,10 @@ struct Node : std::enable_shared_from_this<Node> {
   /// An evaluation already left this held result pending as cheap to recompute; the next one
   /// that computes it writes it out if still held, so chains of recomputation cannot grow.
   bool left_pending = false;
+  /// A 0-d full made from a number (an operand such as the 1 of x + 1, or lz::full({}, v)): it
+  /// runs on whatever device reads it. Set when it is made and never changed, so recording may
+  /// read it while another thread turns the node into data.
+  bool scalar_constant = false;
 
   // Membership in the pending list (ir/pending_list.h), changed only by that list.
   bool pending = false;
