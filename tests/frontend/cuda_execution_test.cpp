@@ -243,7 +243,7 @@ TEST_F(CudaExecutionTest, MatmulsGoThroughCublasWithTheirEpilogue) {
       },
       1e-5);
   // cuBLAS reads a transposed operand in place, from the transpose's input.
-  for (const auto [a_transposed, b_transposed] :
+  for (const auto& [a_transposed, b_transposed] :
        {std::pair(true, false), std::pair(false, true), std::pair(true, true)}) {
     expect_same_on_both(
         std::string("batched, operands read transposed: ") + (a_transposed ? "a" : "") +

@@ -204,7 +204,7 @@ TEST(BlasMatMulTest, Float64MatchesInterpreterOnEveryShape) {
 // in place: each operand, or both, stored with its matrices transposed.
 TEST(BlasMatMulTest, TransposedOperandsMatchInterpreterOnEveryShape) {
   for (const MatMulShapes& shapes : kShapes) {
-    for (const auto [a_transposed, b_transposed] :
+    for (const auto& [a_transposed, b_transposed] :
          {std::pair(true, false), std::pair(false, true), std::pair(true, true)}) {
       expect_matches_interpreter<float>(shapes.a, shapes.b, 1e-4, 1, a_transposed, b_transposed);
       expect_matches_interpreter<double>(shapes.a, shapes.b, 1e-12, 1, a_transposed, b_transposed);
