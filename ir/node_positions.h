@@ -2,10 +2,12 @@
 //
 // Every evaluation builds such a table several times (the passes, the plan cache, deciding what
 // to keep) over graphs of up to millions of nodes, so it is one flat array with open addressing
-// and linear probing: one allocation in all, where a std::unordered_map allocates per entry. Its
-// interface is the part of unordered_map's that lazuli uses: find, at, contains, size.
+// and linear probing: one allocation in all (none up to 8 nodes), where a std::unordered_map
+// allocates per entry. Its interface is the part of unordered_map's that lazuli uses: find, at,
+// contains, size.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <stdexcept>
@@ -29,15 +31,15 @@ class NodePositions {
 
   /// Room for `count` entries without growing.
   void reserve(size_t count) {
-    size_t capacity = 16;
+    size_t capacity = capacity_;
     while (capacity < 2 * count) capacity *= 2;  // at most half full: short probes
-    if (capacity > slots_.size()) rehash(capacity);
+    if (capacity > capacity_) rehash(capacity);
   }
 
   /// Adds `node` at `position`; false (and nothing changes) when it is there already.
   bool insert(const Node* node, int64_t position) {
-    if (2 * (size_ + 1) > slots_.size()) rehash(slots_.empty() ? 16 : 2 * slots_.size());
-    Entry& slot = slots_[probe(node)];
+    if (2 * (size_ + 1) > capacity_) rehash(2 * capacity_);
+    Entry& slot = slots()[probe(node)];
     if (slot.first == node) return false;
     slot = {node, position};
     ++size_;
@@ -46,8 +48,7 @@ class NodePositions {
 
   /// The entry of `node`, or end().
   const Entry* find(const Node* node) const {
-    if (slots_.empty()) return end();
-    const Entry& slot = slots_[probe(node)];
+    const Entry& slot = slots()[probe(node)];
     return slot.first == node ? &slot : end();
   }
   const Entry* end() const { return nullptr; }
@@ -64,30 +65,46 @@ class NodePositions {
   size_t size() const { return size_; }
 
  private:
+  /// Slots kept in the object itself: the graph of a round trip or a small kernel allocates
+  /// nothing.
+  static constexpr size_t kInlineSlots = 16;
+
+  // Chosen by capacity rather than held as a pointer, so the defaults copy and move it.
+  Entry* slots() { return capacity_ == kInlineSlots ? inline_slots_.data() : heap_slots_.data(); }
+  const Entry* slots() const {
+    return capacity_ == kInlineSlots ? inline_slots_.data() : heap_slots_.data();
+  }
+
   /// The slot holding `node`, or the empty slot where it would go.
   size_t probe(const Node* node) const {
-    const size_t mask = slots_.size() - 1;
+    const Entry* entries = slots();
+    const size_t mask = capacity_ - 1;
     // Nodes are at least 16-byte aligned: drop the low bits, then spread with a multiply.
-    size_t slot = static_cast<size_t>((reinterpret_cast<uintptr_t>(node) >> 4) *
-                                      0x9e3779b97f4a7c15ULL) >>
-                  (64 - shift_);
-    while (slots_[slot].first != nullptr && slots_[slot].first != node) slot = (slot + 1) & mask;
+    size_t slot =
+        static_cast<size_t>((reinterpret_cast<uintptr_t>(node) >> 4) * 0x9e3779b97f4a7c15ULL) >>
+        (64 - shift_);
+    while (entries[slot].first != nullptr && entries[slot].first != node) {
+      slot = (slot + 1) & mask;
+    }
     return slot;
   }
 
   void rehash(size_t capacity) {
-    std::vector<Entry> old = std::move(slots_);
-    slots_.assign(capacity, Entry{nullptr, 0});
+    std::vector<Entry> old(slots(), slots() + capacity_);
+    heap_slots_.assign(capacity, Entry{nullptr, 0});
+    capacity_ = capacity;
     shift_ = 0;
     while ((size_t{1} << shift_) < capacity) ++shift_;
     for (const Entry& entry : old) {
-      if (entry.first != nullptr) slots_[probe(entry.first)] = entry;
+      if (entry.first != nullptr) heap_slots_[probe(entry.first)] = entry;
     }
   }
 
-  std::vector<Entry> slots_;  // a power of two of them; {nullptr, 0} is empty
+  std::array<Entry, kInlineSlots> inline_slots_{};  // {nullptr, 0} is empty
+  std::vector<Entry> heap_slots_;                   // beyond kInlineSlots: a power of two
+  size_t capacity_ = kInlineSlots;
   size_t size_ = 0;
-  int shift_ = 0;  // log2(slots_.size())
+  int shift_ = 4;  // log2(capacity_)
 };
 
 }  // namespace lz::ir
