@@ -1,5 +1,6 @@
 #include "passes/plan_cache.h"
 
+#include <algorithm>
 #include <bit>
 #include <unordered_map>
 
@@ -40,52 +41,85 @@ bool same_values(const ir::Node& a, const ir::Node& b) {
 
 /// Value-carrying nodes equal as common-subexpression elimination compares their values
 /// (passes/common_subexpression_elimination.cpp), inputs aside: the signature holds those.
-struct SameValuesHash {
-  size_t operator()(const ir::Node* node) const {
-    uint64_t hash = mix(static_cast<uint64_t>(node->op), static_cast<uint64_t>(node->dtype));
-    for (int64_t extent : node->shape) hash = mix(hash, static_cast<uint64_t>(extent));
-    hash = mix(hash, std::hash<const void*>{}(node->buffer.get()));
-    for (const ir::ScalarParam& param : node->params) {
-      hash = mix(hash, std::bit_cast<uint64_t>(param.floating));
+uint64_t same_values_hash(const ir::Node& node) {
+  uint64_t hash = mix(static_cast<uint64_t>(node.op), static_cast<uint64_t>(node.dtype));
+  for (int64_t extent : node.shape) hash = mix(hash, static_cast<uint64_t>(extent));
+  hash = mix(hash, std::hash<const void*>{}(node.buffer.get()));
+  for (const ir::ScalarParam& param : node.params) {
+    hash = mix(hash, std::bit_cast<uint64_t>(param.floating));
+  }
+  hash = mix(hash, node.seed);
+  for (int64_t start : node.starts) hash = mix(hash, static_cast<uint64_t>(start));
+  return hash;
+}
+
+bool same_value_carriers(const ir::Node& a, const ir::Node& b) {
+  return a.op == b.op && a.dtype == b.dtype && a.shape == b.shape && same_values(a, b);
+}
+
+/// The first of each group of equal value carriers of a graph, by position: one flat table with
+/// open addressing, as a signature is taken at every evaluation and half the nodes of a loop
+/// such as x = x + 1 carry values.
+class FirstEqualCarrier {
+ public:
+  explicit FirstEqualCarrier(const ir::Graph& graph) : graph_(graph) {
+    size_t capacity = 16;
+    while (capacity < 2 * graph.nodes.size()) capacity *= 2;
+    slots_.assign(capacity, -1);
+  }
+
+  /// The position of the first carrier equal to graph.nodes[position], remembering it when it
+  /// is the first.
+  int64_t first_of(int64_t position) {
+    const ir::Node& node = *graph_.nodes[position];
+    const size_t mask = slots_.size() - 1;
+    for (size_t slot = same_values_hash(node) & mask;; slot = (slot + 1) & mask) {
+      if (slots_[slot] < 0) {
+        slots_[slot] = position;
+        return position;
+      }
+      if (same_value_carriers(*graph_.nodes[slots_[slot]], node)) return slots_[slot];
     }
-    hash = mix(hash, node->seed);
-    for (int64_t start : node->starts) hash = mix(hash, static_cast<uint64_t>(start));
-    return static_cast<size_t>(hash);
   }
-};
-struct SameValuesEqual {
-  bool operator()(const ir::Node* a, const ir::Node* b) const {
-    return a->op == b->op && a->dtype == b->dtype && a->shape == b->shape && same_values(*a, *b);
-  }
+
+ private:
+  const ir::Graph& graph_;
+  std::vector<int64_t> slots_;  // positions; -1 is empty; at most half full
 };
 
-/// Everything the passes' decisions depend on: see PlanCache.
+/// Everything the passes' decisions depend on: see PlanCache. The small fields of a node share
+/// one value: a signature is built, hashed and compared at every evaluation.
 std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::NodePositions& index,
                                   const PassOptions& options) {
   std::vector<int64_t> signature;
-  signature.reserve(graph.nodes.size() * 12 + graph.outputs.size() + 8);
+  signature.reserve(graph.nodes.size() * 8 + graph.outputs.size() + 8);
   signature.insert(signature.end(), {options.fusion, options.max_kernel_ops,
                                      options.max_kernel_inputs, options.streams});
-  // The first node of each group of equal value carriers, by position.
-  std::unordered_map<const ir::Node*, int64_t, SameValuesHash, SameValuesEqual> first_equal;
+  FirstEqualCarrier first_equal(graph);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = *graph.nodes[i];
-    signature.insert(signature.end(),
-                     {static_cast<int64_t>(node.op), static_cast<int64_t>(node.dtype),
-                      static_cast<int64_t>(node.device.kind()), node.device.index(),
-                      node.is_evaluated(), node.keepdims, node.ndim()});
+    // 8 bits each of op, dtype, device kind and flags, then the device index; then the lengths
+    // of the lists that follow, 12 bits each unless one is longer.
+    signature.push_back(static_cast<int64_t>(node.op) | static_cast<int64_t>(node.dtype) << 8 |
+                        static_cast<int64_t>(node.device.kind()) << 16 |
+                        int64_t{node.is_evaluated() + 2 * node.keepdims} << 24 |
+                        int64_t{node.device.index()} << 32);
+    const size_t lengths[] = {node.shape.size(), node.axes.size(), node.steps.size(),
+                              node.starts.size(), node.inputs.size()};
+    if (std::all_of(std::begin(lengths), std::end(lengths), [](size_t n) { return n < 4096; })) {
+      int64_t packed = 0;
+      for (size_t length : lengths) packed = packed << 12 | static_cast<int64_t>(length);
+      signature.push_back(packed);
+    } else {
+      signature.push_back(-1);
+      for (size_t length : lengths) signature.push_back(static_cast<int64_t>(length));
+    }
     signature.insert(signature.end(), node.shape.begin(), node.shape.end());
-    signature.push_back(static_cast<int64_t>(node.axes.size()));
     signature.insert(signature.end(), node.axes.begin(), node.axes.end());
-    signature.push_back(static_cast<int64_t>(node.steps.size()));
     signature.insert(signature.end(), node.steps.begin(), node.steps.end());
-    signature.push_back(static_cast<int64_t>(node.starts.size()));
-    signature.push_back(static_cast<int64_t>(node.inputs.size()));
     for (const ir::NodePtr& input : node.inputs) signature.push_back(index.at(input.get()));
     signature.push_back(is_foldable(node) ? detail::simplifier_class(node) : 0);
-    signature.push_back(carries_values(node)
-                            ? first_equal.emplace(&node, static_cast<int64_t>(i)).first->second
-                            : -1);
+    signature.push_back(carries_values(node) ? first_equal.first_of(static_cast<int64_t>(i)) : -1);
   }
   signature.push_back(static_cast<int64_t>(graph.outputs.size()));
   for (const ir::NodePtr& output : graph.outputs) signature.push_back(index.at(output.get()));
