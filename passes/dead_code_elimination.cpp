@@ -4,20 +4,23 @@
 // node is reached, all of its consumers come after it and have already been seen.
 #include "passes/dead_code_elimination.h"
 
-#include <unordered_set>
-
+#include "ir/node_positions.h"
 #include "passes/pass.h"
 
 namespace lz::passes {
 namespace detail {
 
 int64_t remove_unreachable_nodes(ir::Graph& graph) {
-  std::unordered_set<const ir::Node*> reachable;
+  // The nodes reached, with the order they were reached in.
+  ir::NodePositions reachable;
   reachable.reserve(graph.nodes.size());
-  for (const ir::NodePtr& output : graph.outputs) reachable.insert(output.get());
+  const auto reach = [&](const ir::Node* node) {
+    reachable.insert(node, static_cast<int64_t>(reachable.size()));
+  };
+  for (const ir::NodePtr& output : graph.outputs) reach(output.get());
   for (auto node = graph.nodes.rbegin(); node != graph.nodes.rend(); ++node) {
     if (!reachable.contains(node->get())) continue;
-    for (const ir::NodePtr& input : (*node)->inputs) reachable.insert(input.get());
+    for (const ir::NodePtr& input : (*node)->inputs) reach(input.get());
   }
   const auto before = static_cast<int64_t>(graph.nodes.size());
   std::erase_if(graph.nodes,
