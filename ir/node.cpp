@@ -1,5 +1,7 @@
 #include "ir/node.h"
 
+#include <atomic>
+#include <mutex>
 #include <new>
 #include <vector>
 
@@ -26,8 +28,53 @@ thread_local std::vector<NodePtr>* deferred_releases = nullptr;
 #define LAZULI_POOL_NODES 1
 #endif
 
+/// Batches of freed blocks that threads hand over: a node recorded on one thread is often freed
+/// on another (a stream's worker drops the graph it ran), so a thread that frees more than it
+/// makes passes its surplus to one that makes more than it frees. Bounded; never destroyed,
+/// as nodes may be freed until the process exits.
+class SharedBlocks {
+ public:
+  static constexpr size_t kBatch = 512;
+  static constexpr size_t kMaxBatches = 64;  // 32,768 blocks, about 8 MiB
+
+  static SharedBlocks& instance() {
+    static auto* shared = new SharedBlocks();
+    return *shared;
+  }
+
+  /// Takes `batch` (kBatch blocks) unless full; then `batch` is left as it was.
+  bool give(std::vector<void*>& batch) {
+    if (count_.load(std::memory_order_relaxed) >= kMaxBatches) return false;
+    std::lock_guard lock(mutex_);
+    if (batches_.size() >= kMaxBatches) return false;
+    batches_.push_back(std::move(batch));
+    batch.clear();
+    count_.store(batches_.size(), std::memory_order_relaxed);
+    return true;
+  }
+
+  /// A batch of blocks, or an empty vector. Without a lock when there is none, as a thread that
+  /// records without freeing asks at every node.
+  std::vector<void*> take() {
+    if (count_.load(std::memory_order_relaxed) == 0) return {};
+    std::lock_guard lock(mutex_);
+    if (batches_.empty()) return {};
+    std::vector<void*> batch = std::move(batches_.back());
+    batches_.pop_back();
+    count_.store(batches_.size(), std::memory_order_relaxed);
+    return batch;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::vector<void*>> batches_;
+  std::atomic<size_t> count_{0};  // batches_.size(), read without the lock
+};
+
 /// Freed blocks of one size (a node with its reference counts), kept for the next allocation on
-/// this thread. Bounded: a thread that frees a long chain keeps only the first few thousand.
+/// this thread, with SharedBlocks behind: a thread keeps up to 4,096 (about 1 MiB) and trades
+/// batches beyond that, so a loop that records, launches and frees graphs reuses its nodes
+/// whichever thread frees them.
 class FreeBlocks {
  public:
   static constexpr size_t kMaxBlocks = 4096;
@@ -35,11 +82,15 @@ class FreeBlocks {
     for (void* block : blocks_) ::operator delete(block);
     destroyed_ = true;
   }
-  /// Null when the list is gone (this thread is exiting) or empty.
+  /// Null when the list is gone (this thread is exiting) or empty, here and shared.
   static void* take() {
     if (destroyed_) return nullptr;
     std::vector<void*>& blocks = instance().blocks_;
-    if (blocks.empty()) return nullptr;
+    if (blocks.empty()) {
+      std::vector<void*> batch = SharedBlocks::instance().take();
+      if (batch.empty()) return nullptr;
+      blocks.insert(blocks.end(), batch.begin(), batch.end());
+    }
     void* block = blocks.back();
     blocks.pop_back();
     return block;
@@ -48,8 +99,12 @@ class FreeBlocks {
   static bool keep(void* block) {
     if (destroyed_) return false;
     std::vector<void*>& blocks = instance().blocks_;
-    if (blocks.size() >= kMaxBlocks) return false;
     if (blocks.capacity() == 0) blocks.reserve(kMaxBlocks);
+    if (blocks.size() >= kMaxBlocks) {
+      std::vector<void*> batch(blocks.end() - SharedBlocks::kBatch, blocks.end());
+      if (!SharedBlocks::instance().give(batch)) return false;
+      blocks.resize(blocks.size() - SharedBlocks::kBatch);
+    }
     blocks.push_back(block);
     return true;
   }
