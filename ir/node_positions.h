@@ -90,7 +90,12 @@ class NodePositions {
   }
 
   void rehash(size_t capacity) {
-    std::vector<Entry> old(slots(), slots() + capacity_);
+    std::vector<Entry> old;
+    if (capacity_ == kInlineSlots) {
+      old.assign(inline_slots_.begin(), inline_slots_.end());
+    } else {
+      old.swap(heap_slots_);
+    }
     heap_slots_.assign(capacity, Entry{nullptr, 0});
     capacity_ = capacity;
     shift_ = 0;
