@@ -7,6 +7,7 @@
 #include "ir/clone.h"
 #include "passes/constant_folding.h"
 #include "plan/fusion_plan.h"
+#include "plan/kernel_signature.h"
 
 namespace lz::passes {
 namespace {
@@ -178,6 +179,8 @@ struct PlanCache::Entry {
   struct KernelNodes {
     int id = 0;
     std::vector<int32_t> nodes, inputs, outputs;
+    /// Shared with every kernel instantiated from this one: hits derive its key once.
+    std::shared_ptr<plan::KernelKeyMemo> key_memo = std::make_shared<plan::KernelKeyMemo>();
   };
 
   Signature signature;
@@ -231,8 +234,8 @@ struct PlanCache::Entry {
     auto plan = std::make_unique<plan::FusionPlan>();
     plan->kernels.reserve(kernels.size());
     for (const KernelNodes& kernel : kernels) {
-      plan->kernels.push_back(
-          {kernel.id, pointers(kernel.nodes), pointers(kernel.inputs), pointers(kernel.outputs)});
+      plan->kernels.push_back({kernel.id, pointers(kernel.nodes), pointers(kernel.inputs),
+                               pointers(kernel.outputs), kernel.key_memo});
     }
     context.fusion = std::move(plan);
     return context;

@@ -9,6 +9,8 @@
 
 namespace lz::plan {
 
+struct KernelKeyMemo;
+
 /// A group of nodes computed by one kernel launch.
 struct Kernel {
   int id = 0;
@@ -19,6 +21,9 @@ struct Kernel {
   /// Values the kernel writes out: those read by later kernels or asked for as graph outputs.
   /// Every other node of the kernel lives only inside it.
   std::vector<ir::NodePtr> outputs;
+  /// Shared by the kernels of one structure (the plan cache's), so that what their compiled code
+  /// is found by is derived once; null when the kernel is the only one of its kind.
+  std::shared_ptr<KernelKeyMemo> key_memo;
 };
 
 /// A producer -> consumer edge that fusion did not merge, and why ("consumer is a reduction over

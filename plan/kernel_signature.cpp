@@ -197,6 +197,19 @@ std::string kernel_key(const Kernel& kernel, Sizes sizes) {
   return key;
 }
 
+std::pair<Sizes, const std::string&> cpu_sizes_and_key(const Kernel& kernel, std::string& scratch) {
+  if (KernelKeyMemo* memo = kernel.key_memo.get()) {
+    std::call_once(memo->filled, [&] {
+      memo->sizes = cpu_sizes(kernel);
+      memo->key = kernel_key(kernel, memo->sizes);
+    });
+    return {memo->sizes, memo->key};
+  }
+  const Sizes sizes = cpu_sizes(kernel);
+  scratch = kernel_key(kernel, sizes);
+  return {sizes, scratch};
+}
+
 int scalar_slot_count(const ir::Node& node) {
   switch (node.op) {
     case ir::Op::Full: return 1;

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ir/node.h"
@@ -60,6 +62,18 @@ bool is_memory_bound(const Kernel& kernel);
 /// reduction to one value splits across threads, and which outputs have the reductions' result
 /// size). Equal keys mean the same code; no hash is trusted for equality.
 std::string kernel_key(const Kernel& kernel, Sizes sizes);
+
+/// The CPU code generator's choice of sizes and key for kernels of one structure
+/// (Kernel::key_memo): the first lookup fills it, the others read it.
+struct KernelKeyMemo {
+  std::once_flag filled;
+  Sizes sizes = Sizes::Exact;
+  std::string key;
+};
+
+/// cpu_sizes(kernel) and kernel_key(kernel, those sizes), from kernel.key_memo when it has one.
+/// The reference is valid while the kernel lives.
+std::pair<Sizes, const std::string&> cpu_sizes_and_key(const Kernel& kernel, std::string& scratch);
 
 /// Runtime scalar slots `node` takes, in order: full {element}; arange {start, step};
 /// random_uniform / random_normal {seed, low or mean, high or std}; slice {its start in each

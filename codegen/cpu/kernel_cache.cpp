@@ -90,8 +90,8 @@ const char* kernel_source_name(KernelSource source) {
 KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk_directory,
                              KernelDump* dump) {
   support::Counters& counters = support::counters();
-  const plan::Sizes sizes = plan::cpu_sizes(kernel);
-  std::string key = plan::kernel_key(kernel, sizes);
+  std::string scratch;
+  const auto [sizes, key] = plan::cpu_sizes_and_key(kernel, scratch);
   MemoryCache& cache = memory_cache();
   if (dump == nullptr) {
     std::lock_guard lock(cache.mutex);
@@ -132,7 +132,7 @@ KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk
       cache.uses.splice(cache.uses.begin(), cache.uses, found->second.use);
     } else {
       cache.uses.push_front(key);
-      cache.kernels.emplace(std::move(key), MemoryCache::Entry{compiled, cache.uses.begin()});
+      cache.kernels.emplace(key, MemoryCache::Entry{compiled, cache.uses.begin()});
       evicted = cache.trim();
     }
   }

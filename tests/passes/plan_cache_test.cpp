@@ -13,6 +13,7 @@
 #include "passes/pass_manager.h"
 #include "passes/plan_cache.h"
 #include "plan/fusion_plan.h"
+#include "plan/kernel_signature.h"
 #include "reference/differential_check.h"
 #include "reference/interpreter.h"
 #include "runtime/kernel_executor.h"
@@ -75,6 +76,33 @@ TEST_F(PlanCacheTest, NewDataAndNewScalarsReuseTheResult) {
   other.replace(other.find("value=0.5"), 9, "value=-2.5");
   EXPECT_TRUE(run(recorded(other, 3)));
   EXPECT_EQ(cache_.size(), 1u);
+}
+
+// A hit's kernels share one memo of their code's key per kernel of the remembered result,
+// filled by the first lookup: the key it holds is the one the kernel's structure gives.
+TEST_F(PlanCacheTest, HitsShareTheKeyOfEachKernelsCode) {
+  const auto prepare = [&](const ir::Graph& graph) {
+    return cache_.prepare(graph, kPipeline, {},
+                          [](PassContext& context) { PassManager(kDefaultPipeline).run(context); });
+  };
+  const ir::Graph first_graph = recorded(kAffine, 1), second_graph = recorded(kAffine, 2);
+  const PreparedContext miss = prepare(first_graph);
+  const PreparedContext first = prepare(second_graph);
+  const PreparedContext second = prepare(recorded(kAffine, 3));
+  ASSERT_FALSE(miss.hit);
+  ASSERT_TRUE(first.hit && second.hit);
+  ASSERT_EQ(first.context.fusion->kernels.size(), 1u);
+  const plan::Kernel& kernel = first.context.fusion->kernels[0];
+  ASSERT_NE(kernel.key_memo, nullptr);
+  EXPECT_EQ(kernel.key_memo, second.context.fusion->kernels[0].key_memo);
+  std::string scratch;
+  const auto [sizes, key] = plan::cpu_sizes_and_key(kernel, scratch);
+  EXPECT_EQ(sizes, plan::cpu_sizes(kernel));
+  EXPECT_EQ(key, plan::kernel_key(kernel, plan::cpu_sizes(kernel)));
+  EXPECT_EQ(&key, &kernel.key_memo->key) << "a hit reads the memo, building no key";
+  const auto [again_sizes, again] =
+      plan::cpu_sizes_and_key(second.context.fusion->kernels[0], scratch);
+  EXPECT_EQ(&again, &key);
 }
 
 TEST_F(PlanCacheTest, AnyOtherStructureMisses) {

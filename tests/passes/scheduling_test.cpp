@@ -382,8 +382,8 @@ TEST(SchedulingTest, CycleIsAnError) {
   // Kernel 0 computes %1 but claims to read %2, which kernel 1 computes from %1.
   auto plan = std::make_unique<plan::FusionPlan>();
   plan->kernels.push_back(
-      {0, {graph.nodes[1]}, {graph.nodes[0], graph.nodes[2]}, {graph.nodes[1]}});
-  plan->kernels.push_back({1, {graph.nodes[2]}, {graph.nodes[1]}, {graph.nodes[2]}});
+      {0, {graph.nodes[1]}, {graph.nodes[0], graph.nodes[2]}, {graph.nodes[1]}, nullptr});
+  plan->kernels.push_back({1, {graph.nodes[2]}, {graph.nodes[1]}, {graph.nodes[2]}, nullptr});
   PassContext context(std::move(graph));
   context.fusion = std::move(plan);
   try {
@@ -407,8 +407,8 @@ TEST(SchedulingTest, ReadingAValueNoKernelWritesOutIsAnError) {
                         .graph;
   // Kernel 0 computes %1 and %2 but writes out neither, yet kernel 1 reads %2.
   auto plan = std::make_unique<plan::FusionPlan>();
-  plan->kernels.push_back({0, {graph.nodes[1], graph.nodes[2]}, {graph.nodes[0]}, {}});
-  plan->kernels.push_back({1, {graph.nodes[3]}, {graph.nodes[2]}, {graph.nodes[3]}});
+  plan->kernels.push_back({0, {graph.nodes[1], graph.nodes[2]}, {graph.nodes[0]}, {}, nullptr});
+  plan->kernels.push_back({1, {graph.nodes[3]}, {graph.nodes[2]}, {graph.nodes[3]}, nullptr});
   PassContext context(std::move(graph));
   context.fusion = std::move(plan);
   try {
