@@ -68,6 +68,24 @@ TEST_F(KernelCountTest, FusedResultsEqualUnfusedResults) {
   EXPECT_EQ(unfused.to_vector<float>(), fused_values) << "both are interpreted op by op";
 }
 
+namespace {
+
+/// Checks `product` ([rows, columns]) against the sums over k < depth of left(i, k) * right(k, j).
+template <class Left, class Right>
+void expect_product(const lz::Tensor& product, int64_t rows, int64_t columns, int64_t depth,
+                    Left left, Right right) {
+  const std::vector<float> values = product.to_vector<float>();
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < columns; ++j) {
+      double expected = 0;
+      for (int64_t k = 0; k < depth; ++k) expected += double(left(i, k)) * right(k, j);
+      ASSERT_NEAR(values[i * columns + j], expected, 1e-4) << i << ", " << j;
+    }
+  }
+}
+
+}  // namespace
+
 // A dense layer's gradients read its input and weights transposed: the matmul reads them in
 // place, so each product is one kernel and no transposed copy is written.
 TEST_F(KernelCountTest, MatmulReadsTransposedOperandsWithoutACopy) {
@@ -81,22 +99,12 @@ TEST_F(KernelCountTest, MatmulReadsTransposedOperandsWithoutACopy) {
 
   const std::vector<float> av = a.to_vector<float>(), gv = g.to_vector<float>(),
                            wv = w.to_vector<float>();
-  const std::vector<float> weight_values = weight_gradient.to_vector<float>();
-  for (int64_t i = 0; i < 32; ++i) {
-    for (int64_t j = 0; j < 16; ++j) {
-      double expected = 0;
-      for (int64_t k = 0; k < 64; ++k) expected += double(av[k * 32 + i]) * gv[k * 16 + j];
-      ASSERT_NEAR(weight_values[i * 16 + j], expected, 1e-4) << i << ", " << j;
-    }
-  }
-  const std::vector<float> input_values = input_gradient.to_vector<float>();
-  for (int64_t i = 0; i < 64; ++i) {
-    for (int64_t j = 0; j < 32; ++j) {
-      double expected = 0;
-      for (int64_t k = 0; k < 16; ++k) expected += double(gv[i * 16 + k]) * wv[j * 16 + k];
-      ASSERT_NEAR(input_values[i * 32 + j], expected, 1e-4) << i << ", " << j;
-    }
-  }
+  expect_product(
+      weight_gradient, 32, 16, 64, [&](int64_t i, int64_t k) { return av[k * 32 + i]; },
+      [&](int64_t k, int64_t j) { return gv[k * 16 + j]; });
+  expect_product(
+      input_gradient, 64, 32, 16, [&](int64_t i, int64_t k) { return gv[i * 16 + k]; },
+      [&](int64_t k, int64_t j) { return wv[j * 16 + k]; });
 }
 
 TEST(StatsTest, CountsEvaluationsNodesAndBytes) {
