@@ -31,41 +31,51 @@ lz::Tensor matrix(const Extents& e, uint64_t seed) {
 
 std::vector<Case> cases() {
   return {
-      {"row bias", [](const Extents& e) {
+      {"row bias",
+       [](const Extents& e) {
          return std::vector{lz::relu(matrix(e, 1) * 2 + lz::random_uniform({e.rows}, 2))};
        }},
-      {"column bias", [](const Extents& e) {
+      {"column bias",
+       [](const Extents& e) {
          return std::vector{matrix(e, 3) - lz::random_uniform({e.batch, 1}, 4)};
        }},
-      {"transpose", [](const Extents& e) {
+      {"transpose",
+       [](const Extents& e) {
          return std::vector{lz::transpose(matrix(e, 5), {1, 0}) * 3 + 1};
        }},
-      {"transpose of three axes", [](const Extents& e) {
+      {"transpose of three axes",
+       [](const Extents& e) {
          const lz::Tensor x = lz::random_uniform({e.batch, e.depth, e.rows}, 6);
          return std::vector{lz::sigmoid(lz::transpose(x, {2, 0, 1}))};
        }},
-      {"strided slice", [](const Extents& e) {
+      {"strided slice",
+       [](const Extents& e) {
          return std::vector{lz::slice(matrix(e, 7), {1, 2}, {e.batch, e.rows}, {2, 3}) * 2};
        }},
-      {"reshape of a transpose", [](const Extents& e) {
+      {"reshape of a transpose",
+       [](const Extents& e) {
          return std::vector{lz::reshape(lz::transpose(matrix(e, 8), {1, 0}), {e.rows * e.batch}) +
                             1};
        }},
-      {"reductions by row and column", [](const Extents& e) {
+      {"reductions by row and column",
+       [](const Extents& e) {
          const lz::Tensor x = matrix(e, 9);
          return std::vector{lz::sum(x * x, {1}, /*keepdims=*/true), lz::max(x, {0}),
                             lz::argmax(x, 1), lz::mean(x + 1, {})};
        }},
-      {"reduction over the outer axes", [](const Extents& e) {
+      {"reduction over the outer axes",
+       [](const Extents& e) {
          return std::vector{lz::sum(lz::random_uniform({e.batch, e.depth, e.rows}, 10), {0, 2})};
        }},
       {"softmax", [](const Extents& e) { return std::vector{lz::softmax(matrix(e, 11), -1)}; }},
-      {"layer norm", [](const Extents& e) {
+      {"layer norm",
+       [](const Extents& e) {
          const lz::Tensor x = matrix(e, 12);
          const lz::Tensor centered = x - lz::mean(x, {1}, true);
          return std::vector{centered * lz::rsqrt(lz::mean(centered * centered, {1}, true) + 1e-5)};
        }},
-      {"where", [](const Extents& e) {
+      {"where",
+       [](const Extents& e) {
          const lz::Tensor x = matrix(e, 13);
          const lz::Tensor limit = lz::random_uniform({e.rows}, 14);
          return std::vector{lz::where(x > limit, x, -x)};
