@@ -49,7 +49,11 @@ inline NodePtr make_node(Op op, std::vector<NodePtr> inputs,
 /// of scalar adds), and these guards keep such differences within the comparison's tolerance.
 class GraphGenerator {
  public:
-  explicit GraphGenerator(uint64_t seed) : random_(seed) {}
+  /// `extent_offset` is added to every extent of 2 or more that the graph's leaves and broadcasts
+  /// draw (1 to 5 otherwise): 15 gives extents of 17 to 20, which the CPU code generator takes
+  /// at run time (plan::Sizes::Runtime).
+  explicit GraphGenerator(uint64_t seed, int64_t extent_offset = 0)
+      : random_(seed), extent_offset_(extent_offset) {}
 
   ir::Graph generate() {
     const int leaves = uniform(1, 3);
@@ -108,7 +112,7 @@ class GraphGenerator {
 
   Shape random_shape(int max_rank = 3) {
     Shape shape(uniform(0, max_rank));
-    for (int64_t& dim : shape) dim = chance(0.03) ? 0 : uniform(1, 5);
+    for (int64_t& dim : shape) dim = chance(0.03) ? 0 : extent(uniform(1, 5));
     return shape;
   }
 
@@ -434,7 +438,7 @@ class GraphGenerator {
   Shape broadcast_target(const Shape& shape) {
     Shape target = shape;
     for (int64_t& dim : target) {
-      if (dim == 1 && chance(0.7)) dim = uniform(2, 4);
+      if (dim == 1 && chance(0.7)) dim = extent(uniform(2, 4));
     }
     const int extra = uniform(0, 2);
     for (int i = 0; i < extra; ++i) target.insert(target.begin(), uniform(1, 3));
@@ -621,7 +625,11 @@ class GraphGenerator {
   static constexpr double kInfinity = std::numeric_limits<double>::infinity();
   static constexpr double kModerate = 1e3;
 
+  /// A drawn extent, moved by extent_offset_ unless it is 0 or 1 (which code treats apart).
+  int64_t extent(int64_t drawn) const { return drawn >= 2 ? drawn + extent_offset_ : drawn; }
+
   std::mt19937_64 random_;
+  int64_t extent_offset_ = 0;
   std::vector<NodePtr> nodes_;
   std::unordered_map<const ir::Node*, double> bound_;
 };
