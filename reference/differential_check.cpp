@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 #include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -28,16 +29,18 @@ void fill_elements(memory::Buffer& buffer, uint64_t stream) {
   }
 }
 
-/// Whether `optimized` matches `reference` within the tolerance of T (see compare_buffers).
+/// Whether `optimized` matches `reference` within the tolerance of T, or of float32 when
+/// `float32_rounding` (see compare_buffers).
 template <class T>
-bool element_agrees(T reference, T optimized) {
+bool element_agrees(T reference, T optimized, bool float32_rounding) {
   if constexpr (std::is_floating_point_v<T>) {
     if (std::isnan(reference) || std::isnan(optimized)) {
       return std::isnan(reference) && std::isnan(optimized);
     }
     if (reference == optimized) return true;  // includes equal infinities
-    const double rtol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
-    const double atol = std::is_same_v<T, float> ? 1e-6 : 1e-12;
+    const bool single = std::is_same_v<T, float> || float32_rounding;
+    const double rtol = single ? 1e-5 : 1e-12;
+    const double atol = single ? 1e-6 : 1e-12;
     const double difference = std::abs(static_cast<double>(reference) - optimized);
     return difference <= atol + rtol * std::abs(static_cast<double>(reference));
   } else {
@@ -71,13 +74,13 @@ std::string value_text(T value) {
 
 template <class T>
 std::string compare_elements(const memory::Buffer& reference, const memory::Buffer& optimized,
-                             const Shape& shape) {
+                             const Shape& shape, bool float32_rounding) {
   const T* expected = reference.data_as<T>();
   const T* actual = optimized.data_as<T>();
   int64_t differing = 0;
   int64_t first = -1;
   for (int64_t i = 0; i < reference.size(); ++i) {
-    if (element_agrees(expected[i], actual[i])) continue;
+    if (element_agrees(expected[i], actual[i], float32_rounding)) continue;
     if (first < 0) first = i;
     ++differing;
   }
@@ -106,8 +109,24 @@ void fill_data_leaves(const ir::Graph& graph, uint64_t seed) {
   }
 }
 
+Precision precision_of(const ir::Node& output) {
+  std::vector<const ir::Node*> pending{&output};
+  std::unordered_set<const ir::Node*> seen{&output};
+  while (!pending.empty()) {
+    const ir::Node* node = pending.back();
+    pending.pop_back();
+    if (node->dtype == float32) return Precision::Float32;
+    if (node->is_evaluated()) continue;
+    for (const ir::NodePtr& input : node->inputs) {
+      if (seen.insert(input.get()).second) pending.push_back(input.get());
+    }
+  }
+  return Precision::OfDtype;
+}
+
 std::string compare_buffers(const memory::Buffer* reference, const memory::Buffer* optimized,
-                            const Shape& shape) {
+                            const Shape& shape, Precision precision) {
+  const bool float32_rounding = precision == Precision::Float32;
   if (reference == nullptr) return "the reference produced no buffer";
   if (optimized == nullptr) return "the optimized run produced no buffer";
   if (optimized->dtype() != reference->dtype() || optimized->size() != reference->size()) {
@@ -116,11 +135,16 @@ std::string compare_buffers(const memory::Buffer* reference, const memory::Buffe
            std::to_string(reference->size()) + " " + dtype_name(reference->dtype());
   }
   switch (reference->dtype()) {
-    case DType::Float32: return compare_elements<float>(*reference, *optimized, shape);
-    case DType::Float64: return compare_elements<double>(*reference, *optimized, shape);
-    case DType::Int32: return compare_elements<int32_t>(*reference, *optimized, shape);
-    case DType::Int64: return compare_elements<int64_t>(*reference, *optimized, shape);
-    case DType::Bool: return compare_elements<bool>(*reference, *optimized, shape);
+    case DType::Float32:
+      return compare_elements<float>(*reference, *optimized, shape, float32_rounding);
+    case DType::Float64:
+      return compare_elements<double>(*reference, *optimized, shape, float32_rounding);
+    case DType::Int32:
+      return compare_elements<int32_t>(*reference, *optimized, shape, float32_rounding);
+    case DType::Int64:
+      return compare_elements<int64_t>(*reference, *optimized, shape, float32_rounding);
+    case DType::Bool:
+      return compare_elements<bool>(*reference, *optimized, shape, float32_rounding);
   }
   return "unknown dtype";
 }

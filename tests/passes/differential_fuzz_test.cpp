@@ -132,7 +132,7 @@ std::string run_and_compare(const ir::Graph& graph,
       const int64_t node = position.at(graph.outputs[i].get());
       const std::string difference = reference::compare_buffers(
           reference[node].get(), optimized[i] ? &optimized[i]->host() : nullptr,
-          graph.outputs[i]->shape);
+          graph.outputs[i]->shape, reference::precision_of(*graph.outputs[i]));
       if (!difference.empty()) {
         return "output " + std::to_string(i) + " (%" + std::to_string(node) + "): " + difference;
       }

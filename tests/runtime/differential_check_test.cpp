@@ -115,6 +115,34 @@ TEST(DifferentialCheckTest, Float64ToleranceIsTighter) {
   EXPECT_NE(reference::compare_buffers(reference.get(), outside.get(), {1}), "");
 }
 
+// exp(x) in float32 then astype(float64): a one-ulp difference of the float32 exp is a float32
+// rounding difference in the float64 result, which float64's tolerance would call wrong.
+TEST(DifferentialCheckTest, Float64ComputedFromFloat32HasFloat32Tolerance) {
+  const auto reference = buffer_of<double>(DType::Float64, {1.0});
+  const auto one_float_ulp = buffer_of<double>(DType::Float64, {1.0 + 1.2e-7});
+  EXPECT_NE(reference::compare_buffers(reference.get(), one_float_ulp.get(), {1}), "");
+  EXPECT_EQ(reference::compare_buffers(reference.get(), one_float_ulp.get(), {1},
+                                       reference::Precision::Float32),
+            "");
+
+  ir::Graph graph = leaves({{DType::Float32, {2}}, {DType::Float64, {2}}});
+  const auto op = [](ir::Op kind, DType dtype, ir::NodePtr input) {
+    auto node = std::make_shared<ir::Node>();
+    node->op = kind;
+    node->dtype = dtype;
+    node->shape = input->shape;
+    node->inputs = {std::move(input)};
+    return node;
+  };
+  const ir::NodePtr widened =
+      op(ir::Op::Astype, DType::Float64, op(ir::Op::Exp, DType::Float32, graph.nodes[0]));
+  const ir::NodePtr pure = op(ir::Op::Exp, DType::Float64, graph.nodes[1]);
+  EXPECT_EQ(reference::precision_of(*widened), reference::Precision::Float32);
+  EXPECT_EQ(reference::precision_of(*op(ir::Op::Exp, DType::Float64, widened)),
+            reference::Precision::Float32);
+  EXPECT_EQ(reference::precision_of(*pure), reference::Precision::OfDtype);
+}
+
 TEST(DifferentialCheckTest, IntegerOffByOneDiffers) {
   const auto reference = buffer_of<int32_t>(DType::Int32, {1, 2, 3});
   const auto same = buffer_of<int32_t>(DType::Int32, {1, 2, 3});

@@ -199,7 +199,8 @@ bool run_and_compare(const ir::Graph& original, const passes::PassContext& conte
     const ir::Node& node = *original.outputs[i];
     const int64_t node_position = position.at(&node);
     const std::string difference =
-        reference::compare_buffers(reference[node_position].get(), optimized[i].get(), node.shape);
+        reference::compare_buffers(reference[node_position].get(), optimized[i].get(), node.shape,
+                                   reference::precision_of(node));
     if (difference.empty()) continue;
     ++mismatches;
     std::cout << "run: MISMATCH in output " << i << " (%" << node_position << " = "
