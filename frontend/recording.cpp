@@ -162,9 +162,9 @@ Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
   node->dtype = dtype;
   node->params[0] = scalar_operand_param(op, value, dtype);
   node->scalar_constant = true;
-  // Not record(): a 0-d full has its type already and no inputs that another thread could turn
-  // into data, so it takes no lock; and it is an operand, computed with the op that reads it, so
-  // it joins neither the pending list nor the node budget's count. Half of what `x + 1` records.
+  // Not record(): a 0-d full has its type already, and as an operand, computed with the op that
+  // reads it, it joins neither the pending list (whose lock is the one a recorded op takes) nor
+  // the node budget's count. Half of what `x + 1` records.
   return Tensor(std::move(node));
 }
 
