@@ -71,6 +71,7 @@
 #include "lazuli/error.h"
 #include "passes/pass.h"
 #include "plan/fusion_plan.h"
+#include "plan/kernel_layout.h"
 
 namespace lz::passes {
 namespace {
@@ -118,19 +119,6 @@ struct ReductionSignature {
 
 ReductionSignature signature_of(const Node& reduction) {
   return {reduction.inputs[0]->shape, reduction.axes};
-}
-
-/// A reduction to one value is split across threads; the split form runs one stage only.
-bool reduces_to_one_value(const Node& reduction) {
-  const Shape& domain = reduction.inputs[0]->shape;
-  int64_t kept = 1;
-  for (size_t d = 0; d < domain.size(); ++d) {
-    if (std::find(reduction.axes.begin(), reduction.axes.end(), int64_t(d)) ==
-        reduction.axes.end()) {
-      kept *= domain[d];
-    }
-  }
-  return kept == 1;
 }
 
 /// Why two reductions cannot share a kernel.
@@ -308,7 +296,7 @@ class FusionBuilder {
           return "consumer feeds a reduction " +
                  different_reduction_text(signature, *group.reduction);
         }
-        if (reduces_to_one_value(producer)) {
+        if (plan::kept_elements(producer) == 1) {
           return "consumer feeds another reduction of its kernel; reductions to one value do "
                  "not chain in a kernel";
         }

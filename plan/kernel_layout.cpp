@@ -32,6 +32,10 @@ int64_t reduced_elements(const ir::Node& reduction) { return input_elements(redu
 
 int64_t kept_elements(const ir::Node& reduction) { return input_elements(reduction, false); }
 
+bool cpu_splits_across_threads(const ir::Node& reduction) {
+  return kept_elements(reduction) == 1 && reduced_elements(reduction) >= int64_t{1} << 16;
+}
+
 KernelLayout::KernelLayout(const Kernel& kernel, Sizes sizes) {
   // Stages a node's value waits for: a reduction's result is ready one stage after the stages
   // its input waits for.

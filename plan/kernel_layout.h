@@ -24,15 +24,16 @@
 
 namespace lz::plan {
 
-/// Reduced elements from which the CPU code generator splits a reduction to one value across
-/// threads (a Partial phase per thread, then a Finish phase).
-constexpr int64_t kCpuSplitReductionElements = 1 << 16;
-
 /// The elements `reduction` reduces into each of its results: its input's extents along its axes.
 int64_t reduced_elements(const ir::Node& reduction);
 
 /// The results of `reduction`: its input's extents along the other axes.
 int64_t kept_elements(const ir::Node& reduction);
+
+/// Whether the CPU code generator splits `reduction`, a reduction to one value over 65,536
+/// elements or more, across threads (a Partial phase per thread, then a Finish phase), where
+/// its kernel allows (no argmax or argmin).
+bool cpu_splits_across_threads(const ir::Node& reduction);
 
 /// The loops of a kernel with reductions, all over the same input shape and axes.
 struct ReductionLoops {

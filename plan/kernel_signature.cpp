@@ -53,8 +53,8 @@ void append_size_choices(std::string& key, const Kernel& kernel) {
     return ir::op_info(node->op).kind == ir::OpKind::Reduction;
   });
   if (reduction == kernel.nodes.end()) return;
+  if (cpu_splits_across_threads(**reduction)) key += ";split";
   const int64_t kept = kept_elements(**reduction);
-  if (kept == 1 && reduced_elements(**reduction) >= kCpuSplitReductionElements) key += ";split";
   key += ";kept";
   for (const ir::NodePtr& output : kernel.outputs) key += output->size() == kept ? '=' : '!';
 }

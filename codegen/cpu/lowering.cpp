@@ -693,7 +693,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     const bool has_index = std::any_of(stages.front().begin(), stages.front().end(),
                                        [](const Node* r) { return is_index_reduction(*r); });
     // plan::kernel_key holds this choice for kernels of runtime sizes.
-    if (loops.kept == 1 && loops.reduced >= plan::kCpuSplitReductionElements && !has_index) {
+    if (plan::cpu_splits_across_threads(*stages.front().front()) && !has_index) {
       if (stages.size() > 1) {
         throw plan::UnsupportedKernel("reductions to one value that read each other's results");
       }
