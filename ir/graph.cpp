@@ -5,21 +5,17 @@ namespace lz::ir {
 Graph Graph::collect(std::span<const NodePtr> outputs) {
   Graph graph;
   graph.outputs.assign(outputs.begin(), outputs.end());
-  // The nodes reached, each with the order it was reached in.
   NodePositions reached;
-  const auto reach = [&](const Node* node) {
-    return reached.insert(node, static_cast<int64_t>(reached.size()));
-  };
   // Post-order DFS with an explicit stack: (node, index of the next input to visit).
   std::vector<std::pair<Node*, size_t>> stack;
   for (const NodePtr& output : outputs) {
-    if (!reach(output.get())) continue;
+    if (!reached.add(output.get())) continue;
     stack.emplace_back(output.get(), 0);
     while (!stack.empty()) {
       auto& [node, next_input] = stack.back();
       if (!node->is_evaluated() && next_input < node->inputs.size()) {
         Node* input = node->inputs[next_input++].get();
-        if (reach(input)) stack.emplace_back(input, 0);
+        if (reached.add(input)) stack.emplace_back(input, 0);
         continue;
       }
       graph.nodes.push_back(node->shared_from_this());

@@ -46,6 +46,10 @@ class NodePositions {
     return true;
   }
 
+  /// Adds `node` at the next position, size(): a walk's table of the nodes it reached, in the
+  /// order it reached them. False when it is there already.
+  bool add(const Node* node) { return insert(node, static_cast<int64_t>(size_)); }
+
   /// The entry of `node`, or end().
   const Entry* find(const Node* node) const {
     const Entry& slot = slots()[probe(node)];

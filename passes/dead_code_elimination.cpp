@@ -11,16 +11,12 @@ namespace lz::passes {
 namespace detail {
 
 int64_t remove_unreachable_nodes(ir::Graph& graph) {
-  // The nodes reached, with the order they were reached in.
   ir::NodePositions reachable;
   reachable.reserve(graph.nodes.size());
-  const auto reach = [&](const ir::Node* node) {
-    reachable.insert(node, static_cast<int64_t>(reachable.size()));
-  };
-  for (const ir::NodePtr& output : graph.outputs) reach(output.get());
+  for (const ir::NodePtr& output : graph.outputs) reachable.add(output.get());
   for (auto node = graph.nodes.rbegin(); node != graph.nodes.rend(); ++node) {
     if (!reachable.contains(node->get())) continue;
-    for (const ir::NodePtr& input : (*node)->inputs) reach(input.get());
+    for (const ir::NodePtr& input : (*node)->inputs) reachable.add(input.get());
   }
   const auto before = static_cast<int64_t>(graph.nodes.size());
   std::erase_if(graph.nodes,

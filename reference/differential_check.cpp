@@ -4,11 +4,11 @@
 #include <cmath>
 #include <sstream>
 #include <type_traits>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "ir/node.h"
+#include "ir/node_positions.h"
 #include "reference/counter_rng.h"
 
 namespace lz::reference {
@@ -111,14 +111,15 @@ void fill_data_leaves(const ir::Graph& graph, uint64_t seed) {
 
 Precision precision_of(const ir::Node& output) {
   std::vector<const ir::Node*> pending{&output};
-  std::unordered_set<const ir::Node*> seen{&output};
+  ir::NodePositions seen;
+  seen.add(&output);
   while (!pending.empty()) {
     const ir::Node* node = pending.back();
     pending.pop_back();
     if (node->dtype == float32) return Precision::Float32;
     if (node->is_evaluated()) continue;
     for (const ir::NodePtr& input : node->inputs) {
-      if (seen.insert(input.get()).second) pending.push_back(input.get());
+      if (seen.add(input.get())) pending.push_back(input.get());
     }
   }
   return Precision::OfDtype;
