@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "ir/printer.h"
+#include "lazuli/error.h"
 
 namespace lz::plan {
 namespace {
@@ -73,10 +74,16 @@ bool is_matmul_kernel(const Kernel& kernel) {
 
 MatmulOperand matmul_operand(const Kernel& kernel, int i) {
   const ir::Node* operand = kernel.nodes.back()->inputs[i].get();
+  const auto input_position = [&](const ir::Node* stored) {
+    for (size_t j = 0; j < kernel.inputs.size(); ++j) {
+      if (kernel.inputs[j].get() == stored) return static_cast<int>(j);
+    }
+    throw Error("internal: a matmul operand is not an input of its kernel");
+  };
   for (size_t n = 0; n + 1 < kernel.nodes.size(); ++n) {
-    if (kernel.nodes[n].get() == operand) return {operand->inputs[0].get(), true};
+    if (kernel.nodes[n].get() == operand) return {input_position(operand->inputs[0].get()), true};
   }
-  return {operand, false};
+  return {input_position(operand), false};
 }
 
 std::string print_fusion_plan(const FusionPlan& plan, const ir::Graph& graph) {

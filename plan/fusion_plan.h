@@ -48,10 +48,11 @@ bool swaps_last_two_axes(const ir::Node& node);
 /// other node is a transpose of an operand that swaps_last_two_axes and only the matmul reads.
 bool is_matmul_kernel(const Kernel& kernel);
 
-/// Operand `i` (0 or 1) of a matmul kernel's matmul as the library reads it: the kernel input
-/// whose buffer holds it, and whether it holds the operand's matrices transposed.
+/// Operand `i` (0 or 1) of a matmul kernel's matmul as the library reads it: the position in
+/// kernel.inputs of the value whose buffer holds it, and whether it holds the operand's
+/// matrices transposed.
 struct MatmulOperand {
-  const ir::Node* stored = nullptr;
+  int input = 0;
   bool transposed = false;
 };
 MatmulOperand matmul_operand(const Kernel& kernel, int i);

@@ -121,10 +121,9 @@ bool run_external(const plan::Kernel& kernel, const ExecutionOptions& options,
   // The kernel lists each input once: matmul(x, x) has one.
   const plan::MatmulOperand a = plan::matmul_operand(kernel, 0);
   const plan::MatmulOperand b = plan::matmul_operand(kernel, 1);
-  const auto buffer = [&](const plan::MatmulOperand& operand) -> const memory::Buffer& {
-    return *inputs[plan::position_of(kernel.inputs, operand.stored)];
-  };
-  if (!blas_matmul(node, buffer(a), a.transposed, buffer(b), b.transposed, *result)) return false;
+  if (!blas_matmul(node, *inputs[a.input], a.transposed, *inputs[b.input], b.transposed, *result)) {
+    return false;
+  }
   outputs.assign(1, std::move(result));
   if (options.log_level != LogLevel::Off) {
     std::fprintf(stderr, "[lazuli]   kernel %d: BLAS matmul %s%s x %s%s run=%.3fms\n", kernel.id,

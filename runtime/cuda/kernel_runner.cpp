@@ -152,9 +152,7 @@ std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
     // x @ x reads one input twice: find each operand among the kernel's inputs.
     const auto operand = [&](int i) {
       const plan::MatmulOperand found = plan::matmul_operand(kernel, i);
-      return CublasOperand{
-          buffers[static_cast<size_t>(plan::position_of(kernel.inputs, found.stored))],
-          found.transposed};
+      return CublasOperand{buffers[static_cast<size_t>(found.input)], found.transposed};
     };
     cublas_matmul(device, stream, node, operand(0), operand(1), buffers[kernel.inputs.size()]);
     mark_written(device, stream, output_memory);

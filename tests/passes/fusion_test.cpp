@@ -365,9 +365,9 @@ TEST(FusionTest, MatmulReadsATransposeOfItsLastTwoAxesThatOnlyItReads) {
   EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(positions_of(graph, plan.kernels[0].inputs), (std::vector<int64_t>{0, 1}));
   ASSERT_TRUE(plan::is_matmul_kernel(plan.kernels[0]));
-  EXPECT_EQ(plan::matmul_operand(plan.kernels[0], 0).stored, graph.nodes[0].get());
+  EXPECT_EQ(plan.kernels[0].inputs[plan::matmul_operand(plan.kernels[0], 0).input], graph.nodes[0]);
   EXPECT_TRUE(plan::matmul_operand(plan.kernels[0], 0).transposed);
-  EXPECT_EQ(plan::matmul_operand(plan.kernels[0], 1).stored, graph.nodes[1].get());
+  EXPECT_EQ(plan.kernels[0].inputs[plan::matmul_operand(plan.kernels[0], 1).input], graph.nodes[1]);
   EXPECT_FALSE(plan::matmul_operand(plan.kernels[0], 1).transposed);
 }
 
