@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "frontend/evaluation.h"
+#include "frontend/gradient_tape.h"
 #include "ir/pending_list.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
@@ -76,6 +77,7 @@ Tensor record(ir::NodePtr node) try {
   node->shape = std::move(type.shape);
   if (!node->inputs.empty()) node->device = device_of_inputs(*node);
   if (pending) {
+    if (innermost_tape != nullptr) GradientTape::record(node);
     ir::PendingList::global().add(node.get());
     after_recording(node);
   }

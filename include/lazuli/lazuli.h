@@ -1,6 +1,7 @@
 // lazuli: a lazy tracing graph compiler. Include this header and nothing else.
 #pragma once
 
+#include "lazuli/autodiff.h"
 #include "lazuli/device.h"
 #include "lazuli/dtype.h"
 #include "lazuli/error.h"

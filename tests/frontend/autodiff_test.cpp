@@ -1,0 +1,358 @@
+// lz::grad, value_and_grad and vjp: every op's rule against central finite differences in
+// float64, known gradients by hand, differentiating twice, and the "[grad]" errors.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <lazuli/lazuli.h>
+
+#include "gradient_check.h"
+
+namespace {
+
+using lz::Shape;
+using lz::Tensor;
+using lz::testing::Argument;
+using lz::testing::random_argument;
+
+struct Case {
+  std::string name;
+  lz::ScalarFunction f;
+  std::vector<Argument> arguments;
+};
+
+/// A loss that weighs each element differently, so that a rule that moves, drops or swaps
+/// elements gets a wrong gradient: sum(y * w) with w = 1, 2, 3, ... (scaled down).
+Tensor weighted_sum(const Tensor& y) {
+  const int64_t n = y.size();
+  const Tensor weights = lz::reshape(lz::arange(1, static_cast<double>(n) + 1, 1, lz::float64),
+                                     y.shape());
+  return lz::sum(y.astype(lz::float64) * weights / static_cast<double>(n));
+}
+
+std::vector<Case> unary_cases() {
+  const Shape shape{2, 3};
+  const Argument any = random_argument(shape, 1);
+  const Argument positive = random_argument(shape, 2, 0.2, 3);
+  using Unary = Tensor (*)(const Tensor&, std::source_location);
+  auto unary = [](Unary op) {
+    return [op](const std::vector<Tensor>& p) { return weighted_sum(op(p[0], {})); };
+  };
+  return {
+      {"neg", [](const std::vector<Tensor>& p) { return weighted_sum(-p[0]); }, {any}},
+      {"exp", unary(lz::exp), {any}},
+      {"log", unary(lz::log), {positive}},
+      {"sqrt", unary(lz::sqrt), {positive}},
+      {"rsqrt", unary(lz::rsqrt), {positive}},
+      {"sin", unary(lz::sin), {any}},
+      {"cos", unary(lz::cos), {any}},
+      {"tanh", unary(lz::tanh), {any}},
+      {"sigmoid", unary(lz::sigmoid), {any}},
+      {"relu", unary(lz::relu), {any}},
+      {"abs", unary(lz::abs), {any}},
+      {"square", unary(lz::square), {any}},
+  };
+}
+
+std::vector<Case> binary_cases() {
+  const Argument a = random_argument({2, 3}, 3);
+  const Argument row = random_argument({3}, 4);
+  const Argument column = random_argument({2, 1}, 5);
+  const Argument positive = random_argument({2, 3}, 6, 0.3, 2);
+  const Argument exponent = random_argument({3}, 7, -1.5, 2.5);
+  auto binary = [](auto op) {
+    return [op](const std::vector<Tensor>& p) { return weighted_sum(op(p[0], p[1])); };
+  };
+  return {
+      {"add broadcasting a row", binary([](auto x, auto y) { return x + y; }), {a, row}},
+      {"sub broadcasting a column", binary([](auto x, auto y) { return x - y; }), {column, a}},
+      {"mul row by column", binary([](auto x, auto y) { return x * y; }), {row, column}},
+      {"div", binary([](auto x, auto y) { return x / y; }), {a, positive}},
+      {"div by a column", binary([](auto x, auto y) { return x / (y * y + 1); }), {a, column}},
+      {"pow of tensors", binary([](auto x, auto y) { return lz::pow(x, y); }),
+       {positive, exponent}},
+      {"pow by a number",
+       [](const std::vector<Tensor>& p) { return weighted_sum(lz::pow(p[0], 3)); }, {a}},
+      {"number to a power",
+       [](const std::vector<Tensor>& p) { return weighted_sum(lz::pow(2.0, p[0])); }, {a}},
+      {"maximum", binary([](auto x, auto y) { return lz::maximum(x, y); }), {a, row}},
+      {"minimum", binary([](auto x, auto y) { return lz::minimum(x, y); }), {column, a}},
+      {"where",
+       [](const std::vector<Tensor>& p) {
+         return weighted_sum(lz::where(p[0] > 0, p[0] * 3, p[1]));
+       },
+       {a, row}},
+      {"numbers on either side",
+       [](const std::vector<Tensor>& p) { return weighted_sum((2 - p[0]) * 3 / (p[0] * p[0] + 1)); },
+       {a}},
+      {"an input used twice",
+       [](const std::vector<Tensor>& p) { return weighted_sum(p[0] * p[0] + lz::sin(p[0])); },
+       {a}},
+  };
+}
+
+std::vector<Case> reduction_cases() {
+  const Argument x = random_argument({2, 3, 4}, 8);
+  auto reduced = [](auto op) {
+    return [op](const std::vector<Tensor>& p) { return weighted_sum(op(p[0])); };
+  };
+  return {
+      {"sum of everything", [](const std::vector<Tensor>& p) { return lz::sum(p[0] * p[0]); }, {x}},
+      {"sum over a negative axis", reduced([](auto t) { return lz::sum(t, -1); }), {x}},
+      {"sum keeping dims", reduced([](auto t) { return lz::sum(t, {0, 2}, true); }), {x}},
+      {"mean", reduced([](auto t) { return lz::mean(t, 1); }), {x}},
+      {"max over an axis", reduced([](auto t) { return lz::max(t, 1); }), {x}},
+      {"min keeping dims", reduced([](auto t) { return lz::min(t, {0, -1}, true); }), {x}},
+      {"max of everything", reduced([](auto t) { return lz::max(t); }), {x}},
+      {"softmax", reduced([](auto t) { return lz::softmax(t, 1); }), {x}},
+      {"log_softmax", reduced([](auto t) { return lz::log_softmax(t); }), {x}},
+  };
+}
+
+std::vector<Case> movement_cases() {
+  const Argument x = random_argument({3, 4}, 9);
+  const Argument y = random_argument({2, 4}, 10);
+  auto moved = [](auto op) {
+    return [op](const std::vector<Tensor>& p) { return weighted_sum(op(p[0])); };
+  };
+  return {
+      {"reshape", moved([](auto t) { return lz::reshape(t, {2, 6}); }), {x}},
+      {"transpose", moved([](auto t) { return lz::transpose(t); }), {x}},
+      {"transpose of three axes",
+       moved([](auto t) { return lz::transpose(lz::reshape(t, {3, 2, 2}), {1, 2, 0}); }), {x}},
+      {"broadcast_to", moved([](auto t) { return lz::broadcast_to(t, {2, 3, 4}); }), {x}},
+      {"slice", moved([](auto t) { return lz::slice(t, {1, 1}, {3, 3}); }), {x}},
+      {"strided slice", moved([](auto t) { return lz::slice(t, {0, 1}, {3, 4}, {2, 2}); }), {x}},
+      {"reversing slice", moved([](auto t) { return lz::slice(t, {-1}, {-4}, {-1}); }), {x}},
+      {"negative strided slice",
+       moved([](auto t) { return lz::slice(t, {2, 3}, {-4, -5}, {-2, -3}); }), {x}},
+      {"concatenate",
+       [](const std::vector<Tensor>& p) {
+         return weighted_sum(lz::concatenate({p[0], p[1] * 2, p[0]}, 0));
+       },
+       {x, y}},
+      {"expand_dims and squeeze",
+       moved([](auto t) { return lz::squeeze(lz::expand_dims(t, 1) * 2, {1}); }), {x}},
+  };
+}
+
+std::vector<Case> matmul_cases() {
+  const Argument a = random_argument({3, 4}, 11);
+  const Argument b = random_argument({4, 2}, 12);
+  const Argument batch = random_argument({2, 3, 4}, 13);
+  const Argument vector = random_argument({4}, 14);
+  auto product = [](const std::vector<Tensor>& p) { return weighted_sum(lz::matmul(p[0], p[1])); };
+  return {
+      {"matmul", product, {a, b}},
+      {"batched matmul broadcasting the right operand", product, {batch, b}},
+      {"matrix times vector", product, {a, vector}},
+      {"vector times matrix", product, {vector, b}},
+      {"matmul of a transpose",
+       [](const std::vector<Tensor>& p) {
+         return weighted_sum(lz::matmul(lz::transpose(p[0]), p[0]));
+       },
+       {a}},
+  };
+}
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (auto group : {unary_cases, binary_cases, reduction_cases, movement_cases, matmul_cases}) {
+    for (Case& c : group()) cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+TEST(AutodiffTest, EveryRuleAgreesWithFiniteDifferences) {
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.name);
+    lz::testing::expect_gradient_matches_finite_differences(c.f, c.arguments);
+  }
+}
+
+TEST(AutodiffTest, GradientOfSumOfSquaresIsTwiceTheInput) {
+  const Tensor x = lz::from_vector<float>({1, -2, 3.5}, {3});
+  const std::vector<Tensor> g =
+      lz::grad([](const std::vector<Tensor>& p) { return lz::sum(p[0] * p[0]); }, {x});
+  EXPECT_EQ(g[0].dtype(), lz::float32);
+  EXPECT_EQ(g[0].to_vector<float>(), (std::vector<float>{2, -4, 7}));
+}
+
+TEST(AutodiffTest, TakingAGradientComputesNothing) {
+  const Tensor x = lz::random_uniform({4, 5}, 1, -1, 1, lz::float64);
+  x.wait_to_read();
+  lz::reset_stats();
+  const auto [value, grads] = lz::value_and_grad(
+      [](const std::vector<Tensor>& p) { return lz::sum(lz::tanh(p[0]) * p[0]); }, {x});
+  EXPECT_EQ(lz::stats().evaluations, 0);
+  const std::vector<double> xs = x.to_vector<double>();
+  const std::vector<double> gs = grads[0].to_vector<double>();
+  double expected_value = 0;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const double t = std::tanh(xs[i]);
+    expected_value += t * xs[i];
+    EXPECT_NEAR(gs[i], t + xs[i] * (1 - t * t), 1e-12);
+  }
+  EXPECT_NEAR(value.item<double>(), expected_value, 1e-12);
+}
+
+TEST(AutodiffTest, AstypeGivesTheGradientInTheInputsDtype) {
+  // Finite differences cannot see through float32's rounding, so this one is checked by hand:
+  // d/dx sum(3 exp(x as float64)) = 3 exp(x), rounded to float32.
+  const Tensor x = lz::from_vector<float>({-1, 0.25f, 2}, {3});
+  const auto g = lz::grad(
+      [](const std::vector<Tensor>& p) { return lz::sum(lz::exp(p[0].astype(lz::float64)) * 3); },
+      {x})[0];
+  ASSERT_EQ(g.dtype(), lz::float32);
+  const std::vector<float> gs = g.to_vector<float>();
+  const std::vector<float> xs = x.to_vector<float>();
+  for (size_t i = 0; i < xs.size(); ++i) EXPECT_FLOAT_EQ(gs[i], 3 * std::exp(double{xs[i]}));
+}
+
+TEST(AutodiffTest, MaxSharesTheCotangentAmongTies) {
+  const Tensor x = lz::from_vector<double>({1, 3, 3, 2, 5, 5, 5, 0}, {2, 4});
+  const auto g = lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::max(p[0], 1)); },
+                          {x})[0];
+  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0, 0.5, 0.5, 0, 1. / 3, 1. / 3, 1. / 3, 0}));
+  const auto m = lz::grad(
+      [](const std::vector<Tensor>& p) { return lz::sum(lz::maximum(p[0], 3.0)); }, {x})[0];
+  EXPECT_EQ(m.to_vector<double>(), (std::vector<double>{0, 0.5, 0.5, 0, 1, 1, 1, 0}));
+}
+
+TEST(AutodiffTest, ReluAndAbsHaveZeroGradientAtZero) {
+  const Tensor x = lz::from_vector<double>({-1, 0, 2}, {3});
+  const auto relu = lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::relu(p[0])); },
+                             {x})[0];
+  EXPECT_EQ(relu.to_vector<double>(), (std::vector<double>{0, 0, 1}));
+  const auto abs = lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::abs(p[0])); },
+                            {x})[0];
+  EXPECT_EQ(abs.to_vector<double>(), (std::vector<double>{-1, 0, 1}));
+}
+
+TEST(AutodiffTest, EmptyTensorsHaveEmptyGradients) {
+  const Tensor x = lz::zeros({0, 3}, lz::float64);
+  const auto g = lz::grad(
+      [](const std::vector<Tensor>& p) { return lz::sum(lz::exp(p[0]) * 2) + 1.0; }, {x})[0];
+  EXPECT_EQ(g.shape(), (Shape{0, 3}));
+  EXPECT_TRUE(g.to_vector<double>().empty());
+}
+
+TEST(AutodiffTest, AnUnusedInputGetsZeros) {
+  const Tensor x = lz::ones({2}, lz::float64);
+  const Tensor unused = lz::ones({3, 1}, lz::float32);
+  const auto g =
+      lz::grad([](const std::vector<Tensor>& p) { return lz::sum(p[0] * 3); }, {x, unused});
+  EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{3, 3}));
+  EXPECT_EQ(g[1].shape(), (Shape{3, 1}));
+  EXPECT_EQ(g[1].dtype(), lz::float32);
+  EXPECT_EQ(g[1].to_vector<float>(), (std::vector<float>{0, 0, 0}));
+}
+
+TEST(AutodiffTest, DifferentiatingTwiceGivesTheSecondDerivative) {
+  // f(x) = sum(x^3): f' = 3x^2, and the derivative of sum(f') is 6x.
+  const Tensor x = lz::from_vector<double>({-1, 0.5, 2}, {3});
+  auto first = [](const std::vector<Tensor>& p) { return lz::sum(p[0] * p[0] * p[0]); };
+  const auto second = lz::grad(
+      [&](const std::vector<Tensor>& p) { return lz::sum(lz::grad(first, p)[0]); }, {x})[0];
+  EXPECT_EQ(second.to_vector<double>(), (std::vector<double>{-6, 3, 12}));
+}
+
+TEST(AutodiffTest, AForwardPassComputedWhileRecordedStillHasItsGradient) {
+  // A print (a blocking point) and the node budget both turn forward nodes into data while f
+  // records; the tape keeps what they were computed from.
+  const Tensor x = lz::from_vector<double>({0.5, -1, 2}, {3});
+  lz::set_max_pending_nodes(3);
+  const auto g = lz::grad(
+      [](const std::vector<Tensor>& p) {
+        Tensor h = lz::exp(p[0]);
+        h.wait_to_read();
+        for (int i = 0; i < 10; ++i) h = h * 1.5 + p[0];
+        return lz::sum(h);
+      },
+      {x})[0];
+  lz::set_max_pending_nodes(0);
+  const std::vector<double> xs = x.to_vector<double>();
+  std::vector<double> expected;
+  for (double v : xs) {
+    // h10 = 1.5^10 exp(x) + x (1.5^9 + ... + 1), so dh10/dx = 1.5^10 exp(x) + (1.5^10 - 1) / 0.5.
+    expected.push_back(std::pow(1.5, 10) * std::exp(v) + (std::pow(1.5, 10) - 1) / 0.5);
+  }
+  const std::vector<double> gs = g.to_vector<double>();
+  for (size_t i = 0; i < gs.size(); ++i) EXPECT_NEAR(gs[i], expected[i], 1e-9 * expected[i]);
+}
+
+TEST(AutodiffTest, VjpOfPendingOutputsWeighsEachByItsCotangent) {
+  const Tensor x = lz::from_vector<double>({1, 2, 3}, {3});
+  const Tensor y = lz::from_vector<double>({4, 5}, {2});
+  const Tensor outer = lz::expand_dims(x, 1) * y;  // outer[i][j] = x[i] y[j]
+  const Tensor total = lz::sum(x);
+  const Tensor w = lz::from_vector<double>({1, 0, 0, 2, 1, 1}, {3, 2});
+  const auto g = lz::vjp({outer, total}, {x, y}, {w, lz::full({}, 10.0, lz::float64)});
+  // d/dx_i = sum_j w_ij y_j + 10; d/dy_j = sum_i w_ij x_i.
+  EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{14, 20, 19}));
+  EXPECT_EQ(g[1].to_vector<double>(), (std::vector<double>{4, 7}));
+}
+
+TEST(AutodiffTest, ATwoLayerStepMatchesHandDerivedGradients) {
+  // loss = sum(relu(x @ w1) @ w2) over a 2x3 batch, with gradients worked out by hand:
+  // h = x @ w1 = [[1, -1], [4, 2]] (relu: [[1, 0], [4, 2]]), dloss/dh = w2^T masked by h > 0.
+  const Tensor x = lz::from_vector<double>({1, 0, 1, 2, 1, 0}, {2, 3});
+  const Tensor w1 = lz::from_vector<double>({1, 1, 2, 0, 0, -2}, {3, 2});
+  const Tensor w2 = lz::from_vector<double>({3, -1}, {2, 1});
+  const auto g = lz::grad(
+      [](const std::vector<Tensor>& p) {
+        return lz::sum(lz::matmul(lz::relu(lz::matmul(p[0], p[1])), p[2]));
+      },
+      {x, w1, w2});
+  // dh = [[3, 0], [3, -1]]; dw1 = x^T dh; dw2 = relu(h)^T 1; dx = dh w1^T.
+  EXPECT_EQ(g[1].to_vector<double>(), (std::vector<double>{9, -2, 3, -1, 3, 0}));
+  EXPECT_EQ(g[2].to_vector<double>(), (std::vector<double>{5, 2}));
+  EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{3, 6, 0, 2, 6, 2}));
+}
+
+TEST(AutodiffTest, AskingForAGradientOfABoolOrIntegerIsAnError) {
+  const Tensor x = lz::ones({2});
+  try {
+    lz::vjp({x > 0}, {x}, {lz::ones({2}, lz::bool_)});
+    FAIL() << "expected an error";
+  } catch (const lz::Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("[grad] at "), std::string::npos) << message;
+    EXPECT_NE(message.find("output 0 is bool, from [greater] recorded at"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("autodiff_test.cpp"), std::string::npos) << message;
+    EXPECT_TRUE(error.location().has_value());
+  }
+  const Tensor counts = lz::arange(0, 3, 1, lz::int32);
+  try {
+    lz::grad([](const std::vector<Tensor>& p) { return lz::sum(p[0] * 1.5); }, {counts});
+    FAIL() << "expected an error";
+  } catch (const lz::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("input 0 is int32, from [arange] recorded at"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(AutodiffTest, GradOfANonScalarResultIsAnErrorNamingItsShape) {
+  const Tensor x = lz::ones({2, 3});
+  try {
+    lz::grad([](const std::vector<Tensor>& p) { return lz::exp(p[0]); }, {x});
+    FAIL() << "expected an error";
+  } catch (const lz::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("returned shape (2,3) from [exp] recorded at"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(AutodiffTest, ACotangentOfTheWrongShapeIsAnError) {
+  const Tensor x = lz::ones({2, 3});
+  EXPECT_THROW(lz::vjp({x * 2}, {x}, {lz::ones({3, 2})}), lz::Error);
+  EXPECT_THROW(lz::vjp({x * 2}, {x}, {}), lz::Error);
+}
+
+}  // namespace
