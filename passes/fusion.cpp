@@ -50,6 +50,9 @@
 // - Bounds: joining is refused when the kernel already has options.max_kernel_ops nodes or would
 //   then read more than options.max_kernel_inputs values from outside. A node is never split, so
 //   one node with more inputs than the bound is a kernel of its own over the bound.
+// - Flat kernels (one loop over their elements) of the same element count then merge into one
+//   where the earlier one's place allows (passes/flat_kernel_merging.h): a gradient's cotangents
+//   are such siblings, computed from the same values.
 // - options.fusion == false (LZ_FUSION=0): one kernel per node.
 //
 // Kernels are ordered by their roots' positions. That respects dependencies: a value crossing
@@ -69,6 +72,7 @@
 #include "ir/graph.h"
 #include "ir/op.h"
 #include "lazuli/error.h"
+#include "passes/flat_kernel_merging.h"
 #include "passes/pass.h"
 #include "plan/fusion_plan.h"
 #include "plan/kernel_layout.h"
@@ -530,6 +534,9 @@ class Fusion final : public Pass {
   void run(PassContext& context) override {
     context.fusion =
         std::make_unique<plan::FusionPlan>(FusionBuilder(context.graph, context.options).build());
+    if (context.options.fusion) {
+      merge_flat_kernels(*context.fusion, context.graph, context.options);
+    }
   }
 };
 

@@ -356,3 +356,23 @@ TEST(AutodiffTest, ACotangentOfTheWrongShapeIsAnError) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AutodiffKernelCountTest, BackwardOfChain7IsAtMostTwoKernels) {
+  const int64_t n = 1 << 16;
+  const Tensor a = lz::random_uniform({n}, 1);
+  const Tensor b = lz::random_uniform({n}, 2);
+  const Tensor c = lz::random_uniform({n}, 3);
+  const Tensor cotangent = lz::random_uniform({n}, 4);
+  lz::eval_async({a, b, c, cotangent});
+  lz::waitall();
+  const Tensor y = ((a * b + c) * a - b) * 0.5 + c * c;
+  lz::reset_stats();
+  const auto g = lz::vjp({y}, {a, b, c}, {cotangent});
+  lz::eval_async(g);
+  for (const Tensor& t : g) t.wait_to_read();
+  EXPECT_LE(lz::stats().kernels_launched, 2);
+}
+
+}  // namespace

@@ -485,6 +485,68 @@ TEST(FusionTest, TransposedReductionResultEndsTheKernelAtTheReduction) {
             "broadcast back");
 }
 
+// The cotangents of chain7 ((a*b+c)*a-b)*0.5+c*c: three flat outputs sharing %half and %ga_b.
+TEST(FusionTest, FlatSiblingsOfOneSizeMergeIntoOneKernel) {
+  const Graph graph = parse(R"(
+    %g = data() : f32[64]
+    %a = data() : f32[64]
+    %b = data() : f32[64]
+    %c = data() : f32[64]
+    %h = full() {value=0.5} : f32[]
+    %half = mul(%g, %h) : f32[64]
+    %ab = mul(%a, %b) : f32[64]
+    %abc = add(%ab, %c) : f32[64]
+    %ga_1 = mul(%half, %abc) : f32[64]
+    %ga_b = mul(%half, %a) : f32[64]
+    %ga_2 = mul(%ga_b, %b) : f32[64]
+    %ga = add(%ga_1, %ga_2) : f32[64]
+    %gb_1 = neg(%half) : f32[64]
+    %gb_2 = mul(%ga_b, %a) : f32[64]
+    %gb = add(%gb_1, %gb_2) : f32[64]
+    %gc_1 = mul(%g, %c) : f32[64]
+    %gc_2 = add(%gc_1, %gc_1) : f32[64]
+    %gc = add(%gc_2, %ga_b) : f32[64]
+    return %ga, %gb, %gc
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].inputs), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{11, 14, 17}));
+  EXPECT_TRUE(plan.refusals.empty());
+
+  // Under a bound of 8 ops, %ga's kernel (8 with %h) takes no sibling; %gb's and %gc's (3 each)
+  // merge with each other.
+  PassOptions bounded;
+  bounded.max_kernel_ops = 8;
+  const plan::FusionPlan split = fuse(graph, bounded);
+  ASSERT_EQ(split.kernels.size(), 2u);
+  EXPECT_EQ(positions_of(graph, split.kernels[1].nodes),
+            (std::vector<int64_t>{12, 13, 14, 15, 16, 17}));
+}
+
+TEST(FusionTest, AFlatKernelMergesOnlyWhereWhatItReadsIsComputed) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[4,4]
+    %w = data() : f32[4,4]
+    %e = exp(%x) : f32[4,4]
+    %m = matmul(%x, %w) : f32[4,4]
+    %y = add(%m, %x) : f32[4,4]
+    %z = tanh(%x) : f32[4,4]
+    %small = data() : f32[8]
+    %s = exp(%small) : f32[8]
+    return %e, %y, %z, %s
+  )");
+  // %y reads the matmul, which runs after %e's kernel: it stays a kernel of its own. %z reads
+  // only data and joins %e's; %s has another size.
+  const plan::FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 4u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[1].nodes), (std::vector<int64_t>{3}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[2].nodes), (std::vector<int64_t>{4}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[3].nodes), (std::vector<int64_t>{7}));
+}
+
 TEST(FusionTest, FusionOffGivesOneKernelPerOp) {
   const Graph graph = parse(kSoftmax);
   PassOptions options;
