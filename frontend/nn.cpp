@@ -1,5 +1,6 @@
-// softmax and log_softmax, recorded as the numerically stable composition of primitives
-// (subtract the maximum before exponentiating), which fusion later turns into few kernels.
+// softmax, log_softmax, one_hot and cross_entropy, recorded as compositions of primitives:
+// numerically stable (the maximum is subtracted before exponentiating), and turned into few
+// kernels by fusion.
 #include "frontend/recording.h"
 #include "ir/type_inference.h"
 
@@ -36,6 +37,44 @@ Tensor log_softmax(const Tensor& x, int axis, std::source_location loc) try {
   const Tensor total = sum(exp(shifted, loc), {static_cast<int>(normalized)}, true, loc);
   return frontend::record(
       frontend::make_node(ir::Op::Sub, {shifted.node(), log(total, loc).node()}, loc));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+Tensor one_hot(const Tensor& labels, int64_t classes, DType dtype, std::source_location loc) try {
+  const ir::NodePtr& node = frontend::node_of(labels, "one_hot");
+  if (!is_integer(node->dtype)) {
+    throw Error("[one_hot] labels must be int32 or int64, got " +
+                std::string(dtype_name(node->dtype)) + " of shape " + shape_string(node->shape));
+  }
+  if (classes < 0) {
+    throw Error("[one_hot] classes must be >= 0, got " + std::to_string(classes));
+  }
+  const DeviceScope on_labels_device(node->device);
+  const Tensor positions = arange(0, static_cast<double>(classes), 1, node->dtype, loc);
+  return astype(Traced(expand_dims(labels, -1, loc), loc) == positions, dtype, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels, std::source_location loc) try {
+  const ir::NodePtr& scores = frontend::node_of(logits, "cross_entropy");
+  const ir::NodePtr& targets = frontend::node_of(labels, "cross_entropy");
+  const std::string shapes = "logits " + shape_string(scores->shape) + " " +
+                             std::string(dtype_name(scores->dtype)) + " and labels " +
+                             shape_string(targets->shape) + " " +
+                             std::string(dtype_name(targets->dtype));
+  const Shape batch(scores->shape.begin(), scores->shape.end() - (scores->shape.empty() ? 0 : 1));
+  if (scores->shape.empty() || !is_floating(scores->dtype) || !is_integer(targets->dtype) ||
+      targets->shape != batch) {
+    throw Error("[cross_entropy] got " + shapes +
+                "; expected floating logits of shape (..., classes) and integer labels of shape "
+                "(...), one per row of logits");
+  }
+  const Tensor chosen =
+      sum(Traced(logits, loc) * one_hot(labels, scores->shape.back(), scores->dtype, loc), -1,
+          /*keepdims=*/false, loc);
+  return mean(Traced(logsumexp(logits, -1, /*keepdims=*/false, loc), loc) - chosen, {}, false, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

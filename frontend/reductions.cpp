@@ -68,6 +68,22 @@ Tensor mean(const Tensor& x, Axes axes, bool keepdims, std::source_location loc)
   frontend::rethrow_at_user_line(error, loc);
 }
 
+Tensor logsumexp(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) try {
+  const ir::NodePtr& node = node_of(x, "logsumexp");
+  const std::vector<int64_t> normalized = normalize_axes("logsumexp", axes.list(), node->shape);
+  const std::vector<int> reduced(normalized.begin(), normalized.end());
+  const Tensor values = cast(x, is_floating(node->dtype) ? node->dtype : float32, loc);
+  const Tensor largest = max(values, reduced, /*keepdims=*/true, loc);
+  // A row whose maximum is infinite (or NaN) is shifted by 0: its sum of exp gives inf or NaN
+  // itself, where x - max would give NaN for a row of -inf (whose logsumexp is -inf).
+  const Tensor shift = where(Traced(largest, loc) - largest == 0, largest, 0, loc);
+  const Tensor total = sum(exp(Traced(values, loc) - shift, loc), reduced, /*keepdims=*/true, loc);
+  const Tensor result = Traced(log(total, loc), loc) + shift;
+  return keepdims ? result : squeeze(result, reduced, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
 Tensor max(const Tensor& x, Axes axes, bool keepdims, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "max");
   return reduce(Op::Max, x, normalize_axes("max", axes.list(), node->shape), keepdims, loc);

@@ -359,6 +359,17 @@ Tensor matmul(const Tensor& a, const Tensor& b, LZ_HERE);
 /// Numerically stable softmax along `axis`.
 Tensor softmax(const Tensor& x, int axis = -1, LZ_HERE);
 Tensor log_softmax(const Tensor& x, int axis = -1, LZ_HERE);
+/// log(sum(exp(x))) over `axes`, computed without overflow (the maximum is subtracted first);
+/// integer and bool inputs give float32.
+Tensor logsumexp(const Tensor& x, Axes axes = {}, bool keepdims = false, LZ_HERE);
+/// labels (an integer tensor) as vectors of `classes` elements along a new last axis: 1 at the
+/// label's position, 0 elsewhere (all 0 for a label outside [0, classes), as in JAX).
+Tensor one_hot(const Tensor& labels, int64_t classes, DType dtype = float32, LZ_HERE);
+/// The mean over the batch of -log(softmax(logits)[label]): logits of shape (..., classes),
+/// labels an integer tensor of shape (...). Numerically stable (through logsumexp); its gradient
+/// with respect to the logits is (softmax(logits) - one_hot(labels)) / batch. A label outside
+/// [0, classes) is not detected: it adds logsumexp of its row.
+Tensor cross_entropy(const Tensor& logits, const Tensor& labels, LZ_HERE);
 
 // ---- Blocking points -------------------------------------------------------------------------
 
