@@ -6,6 +6,8 @@
 #include "lazuli/dtype.h"
 #include "lazuli/error.h"
 #include "lazuli/inspect.h"
+#include "lazuli/nn.h"
+#include "lazuli/optim.h"
 #include "lazuli/settings.h"
 #include "lazuli/stats.h"
 #include "lazuli/tensor.h"

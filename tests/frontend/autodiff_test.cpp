@@ -109,6 +109,13 @@ std::vector<Case> reduction_cases() {
       {"max of everything", reduced([](auto t) { return lz::max(t); }), {x}},
       {"softmax", reduced([](auto t) { return lz::softmax(t, 1); }), {x}},
       {"log_softmax", reduced([](auto t) { return lz::log_softmax(t); }), {x}},
+      {"logsumexp", reduced([](auto t) { return lz::logsumexp(t, {0, 2}); }), {x}},
+      {"cross_entropy",
+       [](const std::vector<Tensor>& p) {
+         const Tensor labels = lz::from_vector<int64_t>({3, 0, 1, 1, 2, 0}, {2, 3});
+         return lz::cross_entropy(p[0], labels);
+       },
+       {x}},
   };
 }
 

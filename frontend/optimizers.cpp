@@ -1,0 +1,105 @@
+// SGD and Adam: each step records the updates, so that a parameter and its state update in one
+// fused kernel at the next blocking point.
+#include <cmath>
+#include <string>
+
+#include "frontend/recording.h"
+#include "lazuli/error.h"
+#include "lazuli/optim.h"
+
+namespace lz::optim {
+namespace {
+
+/// Throws unless grads match params one to one in shape, and `state` (empty before the first
+/// step) has one entry per parameter.
+void check_step(std::string_view op, const std::vector<Tensor>& params,
+                const std::vector<Tensor>& grads, const std::vector<Tensor>& state) {
+  const std::string name(op);
+  if (params.size() != grads.size()) {
+    throw Error("[" + name + "] got " + std::to_string(params.size()) + " parameters and " +
+                std::to_string(grads.size()) + " gradients; give one gradient per parameter");
+  }
+  if (!state.empty() && state.size() != params.size()) {
+    throw Error("[" + name + "] stepped " + std::to_string(state.size()) +
+                " parameters before and got " + std::to_string(params.size()) +
+                " now; an optimizer steps the same parameters every time (make a new one for "
+                "others)");
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ir::NodePtr& p = frontend::node_of(params[i], op);
+    const ir::NodePtr& g = frontend::node_of(grads[i], op);
+    if (!is_floating(p->dtype) || p->shape != g->shape) {
+      throw Error("[" + name + "] parameter " + std::to_string(i) + " is " +
+                  shape_string(p->shape) + " " + std::string(dtype_name(p->dtype)) +
+                  " and its gradient " + shape_string(g->shape) + " " +
+                  std::string(dtype_name(g->dtype)) +
+                  "; parameters are floating, and a gradient has its parameter's shape");
+    }
+    if (!state.empty() && state[i].shape() != p->shape) {
+      throw Error("[" + name + "] parameter " + std::to_string(i) + " is " +
+                  shape_string(p->shape) + " but was " + shape_string(state[i].shape()) +
+                  " at the last step; an optimizer steps the same parameters every time");
+    }
+  }
+}
+
+}  // namespace
+
+SGD::SGD(Options options) : options_(options) {}
+
+void SGD::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+               std::source_location loc) try {
+  check_step("SGD", params, grads, velocity_);
+  const bool first = velocity_.empty();
+  if (options_.momentum != 0) velocity_.resize(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& p = params[i];
+    Tensor g = frontend::cast(grads[i], p.dtype(), loc);
+    if (options_.weight_decay != 0) g = Traced(g, loc) + Traced(p, loc) * options_.weight_decay;
+    if (options_.momentum != 0) {
+      velocity_[i] =
+          first ? g : Traced(Traced(velocity_[i], loc) * options_.momentum, loc) + g;
+      g = options_.nesterov ? Traced(g, loc) + Traced(velocity_[i], loc) * options_.momentum
+                            : velocity_[i];
+    }
+    params[i] = Traced(p, loc) - Traced(g, loc) * options_.learning_rate;
+  }
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+Adam::Adam(Options options) : options_(options) {}
+
+void Adam::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                std::source_location loc) try {
+  check_step("Adam", params, grads, first_moment_);
+  if (first_moment_.empty()) {
+    for (const Tensor& p : params) {
+      const DeviceScope on_parameter_device(p.device());
+      first_moment_.push_back(zeros(p.shape(), p.dtype(), loc));
+      second_moment_.push_back(zeros(p.shape(), p.dtype(), loc));
+    }
+  }
+  ++steps_;
+  const Options& o = options_;
+  // The bias corrections fold into the step size and epsilon, numbers computed here.
+  const double first_correction = 1 - std::pow(o.beta1, static_cast<double>(steps_));
+  const double second_root = std::sqrt(1 - std::pow(o.beta2, static_cast<double>(steps_)));
+  const double step_size = o.learning_rate / first_correction;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& p = params[i];
+    Tensor g = frontend::cast(grads[i], p.dtype(), loc);
+    if (o.weight_decay != 0) g = Traced(g, loc) + Traced(p, loc) * o.weight_decay;
+    Tensor& m = first_moment_[i];
+    Tensor& v = second_moment_[i];
+    m = Traced(Traced(m, loc) * o.beta1, loc) + Traced(g, loc) * (1 - o.beta1);
+    v = Traced(Traced(v, loc) * o.beta2, loc) + Traced(square(g, loc), loc) * (1 - o.beta2);
+    // m_hat / (sqrt(v_hat) + eps) = (m / c1) / (sqrt(v) / c2 + eps)
+    const Tensor denominator = Traced(Traced(sqrt(v, loc), loc) / second_root, loc) + o.epsilon;
+    params[i] = Traced(p, loc) - Traced(Traced(m, loc) * step_size, loc) / denominator;
+  }
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+}  // namespace lz::optim
