@@ -7,6 +7,7 @@
 #include "lazuli/error.h"
 #include "lazuli/inspect.h"
 #include "lazuli/nn.h"
+#include "lazuli/npy.h"
 #include "lazuli/optim.h"
 #include "lazuli/settings.h"
 #include "lazuli/stats.h"
