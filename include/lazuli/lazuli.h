@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lazuli/autodiff.h"
+#include "lazuli/data.h"
 #include "lazuli/device.h"
 #include "lazuli/dtype.h"
 #include "lazuli/error.h"
