@@ -3,7 +3,9 @@ wrote, timed; the result of the last run is written back for lazuli-bench to che
 
 usage: peer_reference.py FRAMEWORK WORKLOAD WARMUP REPEAT THREADS INPUTS OUTPUT SHAPE...
 FRAMEWORK: numpy, jax (jax.jit), torch (eager), torch.compile or drjit (LLVM backend).
-WORKLOAD: a name, or NAME:N for the loops of the async suite (numpy only), N their iterations.
+WORKLOAD: a name, or NAME:N for a loop of N iterations: those of the async suite (numpy), and
+"train" (jax, torch): N SGD steps of an MLP classifier, the train suite's, whose result is the
+last step's loss.
 INPUTS: the float32 inputs one after another, row-major, each of shape SHAPE (D0xD1, "" for 0-d).
 OUTPUT: receives the last run's result, float32 row-major.
 Prints the median wall time of REPEAT runs, in milliseconds, on the last line of stdout.
@@ -95,6 +97,29 @@ def jax_framework(threads):
         "mlp": lambda x, w1, b1, w2, b2: softmax(jnp.maximum(x @ w1 + b1, 0) @ w2 + b2),
     }
     workloads = {name: jax.jit(f) for name, f in plain.items()}
+
+    def loss_of(params, x, labels):
+        h = x
+        for i in range(0, len(params), 2):
+            h = h @ params[i] + params[i + 1]
+            if i + 2 < len(params):
+                h = jnp.maximum(h, 0)
+        return jnp.mean(jax.nn.logsumexp(h, axis=-1) - jnp.take_along_axis(h, labels[:, None], -1)[:, 0])
+
+    @jax.jit
+    def train_step(params, x, labels):
+        loss, grads = jax.value_and_grad(loss_of)(params, x, labels)
+        return loss, [p - jnp.float32(0.1) * g for p, g in zip(params, grads)]
+
+    def train(steps, x, labels, *params):
+        labels = labels.astype(jnp.int32)
+        params = list(params)
+        for _ in range(steps):
+            loss, params = train_step(params, x, labels)
+            float(loss)  # the barrier of each step
+        return loss.reshape(1)
+
+    workloads["train"] = train
     prepare = lambda arrays: [jax.device_put(a) for a in arrays]
     run = lambda f, inputs: f(*inputs).block_until_ready()
     return workloads, prepare, run, np.asarray
@@ -123,6 +148,27 @@ def torch_framework(threads, compiled=False):
         "mlp": lambda x, w1, b1, w2, b2: softmax(torch.relu(x @ w1 + b1) @ w2 + b2),
     }
     workloads = {name: torch.compile(f) for name, f in plain.items()} if compiled else plain
+
+    @torch.enable_grad()  # run() turns gradients off for the other workloads
+    def train(steps, x, labels, *initial):
+        labels = labels.long()
+        params = [p.clone().requires_grad_() for p in initial]
+        for _ in range(steps):
+            h = x
+            for i in range(0, len(params), 2):
+                h = h @ params[i] + params[i + 1]
+                if i + 2 < len(params):
+                    h = torch.relu(h)
+            loss = torch.nn.functional.cross_entropy(h, labels)
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                for p, g in zip(params, grads):
+                    p -= 0.1 * g
+            loss.item()  # the barrier of each step
+        return loss.detach().reshape(1)
+
+    if not compiled:
+        workloads["train"] = train
     prepare = lambda arrays: [torch.from_numpy(a) for a in arrays]
 
     def run(f, inputs):
@@ -197,7 +243,7 @@ def main():
         print(f"{framework} cannot be imported: {error}", file=sys.stderr)
         sys.exit(3)
     name, _, iterations = workload.partition(":")
-    if name not in workloads or (iterations and framework != "numpy"):
+    if name not in workloads or (iterations and framework != "numpy" and name != "train"):
         print(f"{framework} has no form of {workload} here", file=sys.stderr)
         sys.exit(4)
     function = workloads[name]

@@ -34,5 +34,6 @@ std::vector<std::unique_ptr<Suite>> make_suites();
 std::unique_ptr<Suite> make_fusion_suite();
 std::unique_ptr<Suite> make_async_suite();
 std::unique_ptr<Suite> make_cuda_suite();
+std::unique_ptr<Suite> make_train_suite();
 
 }  // namespace lazuli_bench

@@ -7,6 +7,7 @@ std::vector<std::unique_ptr<Suite>> make_suites() {
   suites.push_back(make_fusion_suite());
   suites.push_back(make_async_suite());
   suites.push_back(make_cuda_suite());
+  suites.push_back(make_train_suite());
   return suites;
 }
 
