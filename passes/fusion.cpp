@@ -29,7 +29,9 @@
 //       arithmetic; a prologue value it reads again (`e` in softmax) is kept for that loop,
 //       not recomputed.
 //   Anything else (a transpose of the result, a shape that is neither) ends the kernel at the
-//   reduction, which is then written out.
+//   reduction, which is then written out. A reduction that keeps the last axis (a column sum)
+//   takes no producer that must be written out and no broadcast-back epilogue: its loops would
+//   write them column by column.
 // - Reductions over the same input shape and axes share a kernel, side by side or chained: a
 //   reduction whose result feeds another one through broadcast-back nodes (softmax's max feeds
 //   the sum of exp(x - max)) runs in an earlier stage, a loop over the reduced elements of the
@@ -124,6 +126,15 @@ struct ReductionSignature {
 ReductionSignature signature_of(const Node& reduction) {
   return {reduction.inputs[0]->shape, reduction.axes};
 }
+
+/// Whether a reduction keeps its input's last axis (a column sum): its kernel's loops then run
+/// down the columns, and a value shaped like its input would be written a strided element at a
+/// time, many times slower than by a kernel of its own.
+bool keeps_last_axis(const ReductionSignature& reduction) {
+  return !reduction.axes.empty() &&
+         reduction.axes.back() != static_cast<int64_t>(reduction.domain.size()) - 1;
+}
+bool keeps_last_axis(const Node& reduction) { return keeps_last_axis(signature_of(reduction)); }
 
 /// Why two reductions cannot share a kernel.
 std::string different_reduction_text(const ReductionSignature& a, const ReductionSignature& b) {
@@ -285,6 +296,10 @@ class FusionBuilder {
     if (inputs_after_join(position, group) > static_cast<size_t>(options_.max_kernel_inputs)) {
       return "kernel reached " + std::to_string(options_.max_kernel_inputs) + " inputs";
     }
+    if (written_column_by_column(position, target)) {
+      return "producer is written out, and its consumer's reduction over leading axes would "
+             "write it column by column";
+    }
     if (!is_reduction(producer)) return "";
 
     const ReductionSignature signature = signature_of(producer);
@@ -310,6 +325,21 @@ class FusionBuilder {
       return "consumer's kernel reduces " + different_reduction_text(signature, *group.reduction);
     }
     return epilogue_problem(position, target);
+  }
+
+  // Whether the node, shaped like the input of kernel `target`'s reduction, would be written out
+  // (asked for, or read by another kernel) by it while that reduction keeps the last axis (the
+  // relu mask of a gradient, whose column sums are the bias's gradient).
+  bool written_column_by_column(int position, int target) const {
+    const Group& group = groups_[target];
+    if (!group.reduction || !keeps_last_axis(*group.reduction) ||
+        node(position).shape != group.reduction->domain) {
+      return false;
+    }
+    if (is_graph_output_[position]) return true;
+    const std::span<const int> consumers = consumers_of(position);
+    return std::any_of(consumers.begin(), consumers.end(),
+                       [&](int consumer) { return group_of_[consumer] != target; });
   }
 
   // The kernel's input count once the node has joined: it stops being an input and its own
@@ -383,6 +413,11 @@ class FusionBuilder {
       if (kept_shape && kept_op && kept_inputs_only) {
         stage_[dependent] = Stage::Kept;
       } else if (epilogue.shape == domain && broadcast_op && broadcast_correctly) {
+        if (keeps_last_axis(reduction)) {
+          return "epilogue " + name_of(dependent) +
+                 " is shaped like the input of a reduction over leading axes, whose loops would "
+                 "write it column by column";
+        }
         stage_[dependent] = Stage::BroadcastBack;
       } else {
         return "epilogue " + name_of(dependent) + " (" + std::string(ir::op_name(epilogue.op)) +

@@ -425,9 +425,9 @@ TEST(FusionTest, ReductionsOverDifferentAxesOfOneInputAreSeparateKernels) {
     %a = data() : f32[3,4]
     %b = data() : f32[3,4]
     %x = mul(%a, %b) : f32[3,4]
-    %columns = sum(%x) {axes=[0], keepdims=false} : f32[4]
     %rows = sum(%x) {axes=[1], keepdims=false} : f32[3]
-    return %columns, %rows
+    %columns = sum(%x) {axes=[0], keepdims=false} : f32[4]
+    return %rows, %columns
   )");
   const plan::FusionPlan plan = fuse(graph);
   ASSERT_EQ(plan.kernels.size(), 2u);
@@ -435,6 +435,33 @@ TEST(FusionTest, ReductionsOverDifferentAxesOfOneInputAreSeparateKernels) {
   EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(reason_for(graph, plan, 2, 4), "consumer is a reduction over a different axis");
+}
+
+// A gradient's relu mask feeds the next layer's matmul and its column sums (the bias's
+// gradient): the sum's loop runs down each column, so writing the mask there would store it a
+// strided element at a time. The mask gets a kernel of its own; what is not written out still
+// joins (the product inside the masked sum).
+TEST(FusionTest, AReductionOverLeadingAxesWritesNoProducerOut) {
+  const Graph graph = parse(R"(
+    %h = data() : f32[8,16]
+    %g = data() : f32[8,16]
+    %w = data() : f32[16,4]
+    %zero = full() {value=0} : f32[]
+    %positive = greater(%h, %zero) : bool[8,16]
+    %mask = where(%positive, %g, %zero) : f32[8,16]
+    %bias = sum(%mask) {axes=[0], keepdims=false} : f32[16]
+    %below = matmul(%mask, %w) : f32[8,4]
+    %scaled = mul(%g, %h) : f32[8,16]
+    %other = sum(%scaled) {axes=[0], keepdims=false} : f32[16]
+    return %below, %bias, %other
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  EXPECT_EQ(reason_for(graph, plan, 5, 6),
+            "producer is written out, and its consumer's reduction over leading axes would write "
+            "it column by column");
+  std::vector<std::vector<int64_t>> kernels;
+  for (const plan::Kernel& kernel : plan.kernels) kernels.push_back(positions_of(graph, kernel.nodes));
+  EXPECT_EQ(kernels, (std::vector<std::vector<int64_t>>{{3, 4, 5}, {6}, {7}, {8, 9}}));
 }
 
 TEST(FusionTest, ReductionsOverOtherAxesDoNotChain) {
@@ -737,20 +764,20 @@ TEST(FusionTest, PrintedPlanShowsKernelsAndReasons) {
     %0 = data() : f32[3,4]
     %1 = data() : f32[3,4]
     %2 = mul(%0, %1) : f32[3,4]
-    %3 = sum(%2) {axes=[0], keepdims=false} : f32[4]
-    %4 = sum(%2) {axes=[1], keepdims=false} : f32[3]
-    %5 = exp(%4) : f32[3]
+    %3 = sum(%2) {axes=[1], keepdims=false} : f32[3]
+    %4 = sum(%2) {axes=[0], keepdims=false} : f32[4]
+    %5 = exp(%4) : f32[4]
     return %3, %5
   )");
   const plan::FusionPlan plan = fuse(graph);
   EXPECT_EQ(print_fusion_plan(plan, graph),
             "kernel 0 (2 ops, inputs %0 %1, outputs %2 %3):\n"
             "  %2 = mul(%0, %1) : f32[3,4]\n"
-            "  %3 = sum(%2) {axes=[0], keepdims=false} : f32[4]\n"
+            "  %3 = sum(%2) {axes=[1], keepdims=false} : f32[3]\n"
             "  # not fused: %2 -> %4: consumer is a reduction over a different axis\n"
             "kernel 1 (2 ops, inputs %2, outputs %5):\n"
-            "  %4 = sum(%2) {axes=[1], keepdims=false} : f32[3]\n"
-            "  %5 = exp(%4) : f32[3]\n");
+            "  %4 = sum(%2) {axes=[0], keepdims=false} : f32[4]\n"
+            "  %5 = exp(%4) : f32[4]\n");
 }
 
 }  // namespace
