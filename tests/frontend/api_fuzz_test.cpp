@@ -3,7 +3,9 @@
 // in often. Every call must either return a tensor or throw lz::Error opening with "[op]"; a
 // rejected call must record nothing; a returned tensor must have the dtype and shape this file
 // predicts on its own (numpy broadcasting, the promotion rules of frontend/recording.h); and the
-// recorded tensors, evaluated, must agree with the reference interpreter on a copy of their graph.
+// recorded tensors, evaluated, must agree with the reference interpreter on a copy of their graph,
+// and so must the gradients lz::vjp records for some of them (the backward graph, fused and
+// compiled, against the interpreter).
 //
 // CI runs a fixed set of seeds. A longer campaign (program k uses seed LAZULI_API_FUZZ_SEED + k):
 //
@@ -257,6 +259,7 @@ class ApiFuzzer {
     for (int i = 0; i < 3; ++i) create();
     for (int i = 0; i < kCallsPerProgram && failures_ < kMaxReportedFailures; ++i) step();
     if (chance(0.5)) check_values(pool_);
+    if (!sync_ && chance(0.5)) check_gradients();
     if (had_error_) check_runtime_usable();
     pool_.clear();
     if (pending_count() != pending_at_start) {
@@ -270,6 +273,7 @@ class ApiFuzzer {
   int rejections() const { return rejections_; }
   int failures() const { return failures_; }
   int value_checks() const { return value_checks_; }
+  int gradient_checks() const { return gradient_checks_; }
 
  private:
   // ---- Random choices --------------------------------------------------------------------
@@ -1057,6 +1061,42 @@ class ApiFuzzer {
     }
   }
 
+  /// The gradients of one floating tensor of the program, weighted by a random cotangent, with
+  /// respect to a few others (lz::vjp records the backward pass as ops): each must have its
+  /// input's shape and dtype, and, evaluated, agree with the reference interpreter on a copy of
+  /// the backward graph, as check_values checks the forward values. Not in the sync engine, where
+  /// every value is computed as it is recorded and so keeps no record of its inputs.
+  void check_gradients() {
+    std::vector<Tensor> floating;
+    for (const Tensor& tensor : pool_) {
+      if (tensor.defined() && is_floating(tensor.dtype())) floating.push_back(tensor);
+    }
+    if (floating.size() < 2) return;
+    const Tensor output = pick(floating);
+    std::vector<Tensor> inputs;
+    for (int i = uniform(1, 3); i > 0; --i) inputs.push_back(pick(floating));
+    const Tensor cotangent = random_uniform(output.shape(), random_(), -1, 1, output.dtype());
+    std::vector<Tensor> grads;
+    try {
+      grads = vjp({output}, inputs, {cotangent});
+    } catch (const std::exception& error) {
+      trace_.push_back("vjp(" + type_string(output) + ") -> threw: " + error.what());
+      fail("taking a gradient of floating tensors failed");
+      return;
+    }
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (grads[i].dtype() != inputs[i].dtype() || grads[i].shape() != inputs[i].shape()) {
+        fail("the gradient " + type_string(grads[i]) + " does not match its input " +
+             type_string(inputs[i]));
+        return;
+      }
+    }
+    trace_.push_back("vjp(" + type_string(output) + ", " + std::to_string(inputs.size()) +
+                     " inputs)");
+    ++gradient_checks_;
+    check_values(grads);
+  }
+
   /// float64 results may have been computed in float32 and converted (astype), so they are
   /// compared at float32's tolerances: rounded to float32, as the other buffers are returned.
   static std::shared_ptr<const memory::Buffer> as_float32(
@@ -1111,6 +1151,7 @@ class ApiFuzzer {
   int rejections_ = 0;
   int failures_ = 0;
   int value_checks_ = 0;
+  int gradient_checks_ = 0;
 };
 
 /// Runs `count` programs and prints how many calls they made, and rejected.
@@ -1119,6 +1160,7 @@ void run_programs(int count, bool sync_engine) {
   int rejections = 0;
   int failures = 0;
   int value_checks = 0;
+  int gradient_checks = 0;
   for (int k = 0; k < count && failures < kMaxReportedFailures; ++k) {
     ApiFuzzer fuzzer(fuzz_settings().first_seed + static_cast<uint64_t>(k), sync_engine);
     fuzzer.run();
@@ -1126,9 +1168,10 @@ void run_programs(int count, bool sync_engine) {
     rejections += fuzzer.rejections();
     failures += fuzzer.failures();
     value_checks += fuzzer.value_checks();
+    gradient_checks += fuzzer.gradient_checks();
   }
-  std::printf("%d programs, %d calls, %d rejected, %d value checks\n", count, calls, rejections,
-              value_checks);
+  std::printf("%d programs, %d calls, %d rejected, %d value checks (%d of gradients)\n", count,
+              calls, rejections, value_checks, gradient_checks);
   // The campaign must exercise both sides of every check.
   if (count >= 50) {
     EXPECT_GT(rejections, calls / 10) << "too few invalid calls";
