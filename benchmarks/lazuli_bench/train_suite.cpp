@@ -194,7 +194,7 @@ std::vector<Row> measure_model(const Model& model, int64_t steps, const Options&
     check(row, {loss}, expected, per_step(timing.median_ms, steps, model.batch));
     rows.push_back(std::move(row));
   }
-  if (!options.python.empty()) {
+  if (options.numpy && !options.python.empty()) {  // --no-numpy: no Python column at all
     Problem problem;
     for (const lz::Shape& input : shapes) problem.inputs.push_back({"", input});
     for (const char* framework : {"jax", "torch"}) {
