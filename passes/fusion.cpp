@@ -29,9 +29,9 @@
 //       arithmetic; a prologue value it reads again (`e` in softmax) is kept for that loop,
 //       not recomputed.
 //   Anything else (a transpose of the result, a shape that is neither) ends the kernel at the
-//   reduction, which is then written out. A reduction that keeps the last axis (a column sum)
-//   takes no producer that must be written out and no broadcast-back epilogue: its loops would
-//   write them column by column.
+//   reduction, which is then written out. A reduction that keeps the last axis (a column sum) of
+//   an input beyond the first-level cache takes no producer that must be written out and no
+//   broadcast-back epilogue: its loops would write them column by column.
 // - Reductions over the same input shape and axes share a kernel, side by side or chained: a
 //   reduction whose result feeds another one through broadcast-back nodes (softmax's max feeds
 //   the sum of exp(x - max)) runs in an earlier stage, a loop over the reduced elements of the
@@ -127,14 +127,20 @@ ReductionSignature signature_of(const Node& reduction) {
   return {reduction.inputs[0]->shape, reduction.axes};
 }
 
-/// Whether a reduction keeps its input's last axis (a column sum): its kernel's loops then run
-/// down the columns, and a value shaped like its input would be written a strided element at a
-/// time, many times slower than by a kernel of its own.
-bool keeps_last_axis(const ReductionSignature& reduction) {
+/// Whether a reduction keeps its input's last axis (a column sum) over an input larger than a
+/// core's first-level cache (16,384 float32): its kernel's loops then run down the columns, and a
+/// value shaped like its input would be written a strided element at a time, each to a line that
+/// has left the cache, many times slower than by a kernel of its own. Below that size the lines
+/// stay in cache and fusing saves a launch.
+bool writes_columns_out_of_cache(const ReductionSignature& reduction) {
+  constexpr int64_t kCachedElements = 16384;
   return !reduction.axes.empty() &&
-         reduction.axes.back() != static_cast<int64_t>(reduction.domain.size()) - 1;
+         reduction.axes.back() != static_cast<int64_t>(reduction.domain.size()) - 1 &&
+         shape_size(reduction.domain) >= kCachedElements;
 }
-bool keeps_last_axis(const Node& reduction) { return keeps_last_axis(signature_of(reduction)); }
+bool writes_columns_out_of_cache(const Node& reduction) {
+  return writes_columns_out_of_cache(signature_of(reduction));
+}
 
 /// Why two reductions cannot share a kernel.
 std::string different_reduction_text(const ReductionSignature& a, const ReductionSignature& b) {
@@ -328,11 +334,11 @@ class FusionBuilder {
   }
 
   // Whether the node, shaped like the input of kernel `target`'s reduction, would be written out
-  // (asked for, or read by another kernel) by it while that reduction keeps the last axis (the
-  // relu mask of a gradient, whose column sums are the bias's gradient).
+  // (asked for, or read by another kernel) by it while that reduction writes columns out of cache
+  // (the relu mask of a gradient, whose column sums are the bias's gradient).
   bool written_column_by_column(int position, int target) const {
     const Group& group = groups_[target];
-    if (!group.reduction || !keeps_last_axis(*group.reduction) ||
+    if (!group.reduction || !writes_columns_out_of_cache(*group.reduction) ||
         node(position).shape != group.reduction->domain) {
       return false;
     }
@@ -413,7 +419,7 @@ class FusionBuilder {
       if (kept_shape && kept_op && kept_inputs_only) {
         stage_[dependent] = Stage::Kept;
       } else if (epilogue.shape == domain && broadcast_op && broadcast_correctly) {
-        if (keeps_last_axis(reduction)) {
+        if (writes_columns_out_of_cache(reduction)) {
           return "epilogue " + name_of(dependent) +
                  " is shaped like the input of a reduction over leading axes, whose loops would "
                  "write it column by column";

@@ -439,29 +439,63 @@ TEST(FusionTest, ReductionsOverDifferentAxesOfOneInputAreSeparateKernels) {
 
 // A gradient's relu mask feeds the next layer's matmul and its column sums (the bias's
 // gradient): the sum's loop runs down each column, so writing the mask there would store it a
-// strided element at a time. The mask gets a kernel of its own; what is not written out still
-// joins (the product inside the masked sum).
-TEST(FusionTest, AReductionOverLeadingAxesWritesNoProducerOut) {
-  const Graph graph = parse(R"(
-    %h = data() : f32[8,16]
-    %g = data() : f32[8,16]
-    %w = data() : f32[16,4]
-    %zero = full() {value=0} : f32[]
-    %positive = greater(%h, %zero) : bool[8,16]
-    %mask = where(%positive, %g, %zero) : f32[8,16]
-    %bias = sum(%mask) {axes=[0], keepdims=false} : f32[16]
-    %below = matmul(%mask, %w) : f32[8,4]
-    %scaled = mul(%g, %h) : f32[8,16]
-    %other = sum(%scaled) {axes=[0], keepdims=false} : f32[16]
-    return %below, %bias, %other
-  )");
-  const plan::FusionPlan plan = fuse(graph);
-  EXPECT_EQ(reason_for(graph, plan, 5, 6),
-            "producer is written out, and its consumer's reduction over leading axes would write "
-            "it column by column");
+// strided element at a time, each to a line out of cache once the input outgrows the first-level
+// cache. The mask then gets a kernel of its own; what is not written out still joins (the
+// product inside the other sum). A small input keeps it fused.
+std::string masked_column_sums(int64_t rows, int64_t columns) {
+  const std::string matrix = "[" + std::to_string(rows) + "," + std::to_string(columns) + "]";
+  const std::string row = "[" + std::to_string(columns) + "]";
+  return "%h = data() : f32" + matrix + "\n%g = data() : f32" + matrix +
+         "\n%w = data() : f32[" + std::to_string(columns) + ",4]\n" +
+         "%zero = full() {value=0} : f32[]\n%positive = greater(%h, %zero) : bool" + matrix +
+         "\n%mask = where(%positive, %g, %zero) : f32" + matrix +
+         "\n%bias = sum(%mask) {axes=[0], keepdims=false} : f32" + row +
+         "\n%below = matmul(%mask, %w) : f32[" + std::to_string(rows) + ",4]\n" +
+         "%scaled = mul(%g, %h) : f32" + matrix +
+         "\n%other = sum(%scaled) {axes=[0], keepdims=false} : f32" + row +
+         "\nreturn %below, %bias, %other\n";
+}
+
+std::vector<std::vector<int64_t>> kernel_positions(const Graph& graph,
+                                                   const plan::FusionPlan& plan) {
   std::vector<std::vector<int64_t>> kernels;
   for (const plan::Kernel& kernel : plan.kernels) kernels.push_back(positions_of(graph, kernel.nodes));
-  EXPECT_EQ(kernels, (std::vector<std::vector<int64_t>>{{3, 4, 5}, {6}, {7}, {8, 9}}));
+  return kernels;
+}
+
+TEST(FusionTest, AReductionOverLeadingAxesWritesNoProducerOutBeyondTheCache) {
+  const Graph large = parse(masked_column_sums(256, 64));  // 16,384 elements
+  const plan::FusionPlan apart = fuse(large);
+  EXPECT_EQ(reason_for(large, apart, 5, 6),
+            "producer is written out, and its consumer's reduction over leading axes would write "
+            "it column by column");
+  EXPECT_EQ(kernel_positions(large, apart),
+            (std::vector<std::vector<int64_t>>{{3, 4, 5}, {6}, {7}, {8, 9}}));
+
+  const Graph small = parse(masked_column_sums(8, 16));
+  EXPECT_EQ(kernel_positions(small, fuse(small)),
+            (std::vector<std::vector<int64_t>>{{3, 4, 5, 6}, {7}, {8, 9}}));
+}
+
+TEST(FusionTest, AReductionOverLeadingAxesTakesNoBroadcastBackEpilogueBeyondTheCache) {
+  // The updated bias of a gradient step, added to the next step's product: a broadcast-back
+  // epilogue of the column sum, which its loops would write column by column.
+  const Graph graph = parse(R"(
+    %g = data() : f32[256,64]
+    %b = data() : f32[64]
+    %p = data() : f32[256,64]
+    %total = sum(%g) {axes=[0], keepdims=false} : f32[64]
+    %rate = full() {value=0.1} : f32[]
+    %step = mul(%total, %rate) : f32[64]
+    %updated = sub(%b, %step) : f32[64]
+    %biased = add(%p, %updated) : f32[256,64]
+    return %biased
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  EXPECT_EQ(kernel_positions(graph, plan), (std::vector<std::vector<int64_t>>{{3}, {4, 5, 6, 7}}));
+  EXPECT_NE(reason_for(graph, plan, 3, 5).find("would write it column by column"),
+            std::string::npos)
+      << reason_for(graph, plan, 3, 5);
 }
 
 TEST(FusionTest, ReductionsOverOtherAxesDoNotChain) {
