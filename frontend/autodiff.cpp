@@ -89,7 +89,7 @@ ForwardPass::ForwardPass(const std::vector<ir::NodePtr>& outputs,
 }
 
 const ir::Node* ForwardPass::structure_of(const ir::NodePtr& node) {
-  if (inputs_.contains(node.get())) return nullptr;
+  if (inputs_.contains(node.get()) || node->stops_gradient) return nullptr;
   if (finished_tape_ != nullptr) {
     if (const ir::Node* structure = finished_tape_->structure_of(node.get())) return structure;
   }
@@ -188,6 +188,16 @@ std::vector<Tensor> backward(const std::vector<Tensor>& outputs, const std::vect
 }
 
 }  // namespace
+
+Tensor stop_gradient(const Tensor& x, std::source_location loc) try {
+  const ir::NodePtr& input = frontend::node_of(x, "stop_gradient");
+  ir::NodePtr node = frontend::make_node(ir::Op::Reshape, {input}, loc);
+  node->shape = input->shape;
+  node->stops_gradient = true;
+  return frontend::record(std::move(node));
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
 
 std::vector<Tensor> vjp(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                         const std::vector<Tensor>& cotangents, std::source_location loc) try {

@@ -3,6 +3,7 @@
 // kernels by fusion.
 #include "frontend/recording.h"
 #include "ir/type_inference.h"
+#include "lazuli/autodiff.h"
 
 namespace lz {
 namespace {
@@ -11,7 +12,9 @@ namespace {
 Tensor shifted_by_max(const Tensor& x, int64_t axis, std::source_location loc) {
   const DType dtype = is_floating(x.dtype()) ? x.dtype() : float32;
   const Tensor values = frontend::cast(x, dtype, loc);
-  const Tensor largest = max(values, {static_cast<int>(axis)}, /*keepdims=*/true, loc);
+  // The result does not depend on the shift, so neither does its gradient.
+  const Tensor largest =
+      stop_gradient(max(values, {static_cast<int>(axis)}, /*keepdims=*/true, loc), loc);
   return frontend::record(frontend::make_node(ir::Op::Sub, {values.node(), largest.node()}, loc));
 }
 

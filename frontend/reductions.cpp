@@ -4,6 +4,7 @@
 
 #include "frontend/recording.h"
 #include "ir/type_inference.h"
+#include "lazuli/autodiff.h"
 #include "lazuli/error.h"
 
 namespace lz {
@@ -76,7 +77,9 @@ Tensor logsumexp(const Tensor& x, Axes axes, bool keepdims, std::source_location
   const Tensor largest = max(values, reduced, /*keepdims=*/true, loc);
   // A row whose maximum is infinite (or NaN) is shifted by 0: its sum of exp gives inf or NaN
   // itself, where x - max would give NaN for a row of -inf (whose logsumexp is -inf).
-  const Tensor shift = where(Traced(largest, loc) - largest == 0, largest, 0, loc);
+  // The result does not depend on the shift, so neither does its gradient.
+  const Tensor shift =
+      stop_gradient(where(Traced(largest, loc) - largest == 0, largest, 0, loc), loc);
   const Tensor total = sum(exp(Traced(values, loc) - shift, loc), reduced, /*keepdims=*/true, loc);
   const Tensor result = Traced(log(total, loc), loc) + shift;
   return keepdims ? result : squeeze(result, reduced, loc);

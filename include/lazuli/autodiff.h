@@ -39,6 +39,11 @@ struct ValueAndGrad {
 };
 ValueAndGrad value_and_grad(const ScalarFunction& f, const std::vector<Tensor>& params, LZ_HERE);
 
+/// x's value, through which no gradient flows: the backward pass treats it as a constant (JAX's
+/// lax.stop_gradient, PyTorch's detach). softmax, log_softmax and logsumexp subtract their
+/// maximum through it, as their gradients do not depend on the shift.
+Tensor stop_gradient(const Tensor& x, LZ_HERE);
+
 #undef LZ_HERE
 
 }  // namespace lz

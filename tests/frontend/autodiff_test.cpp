@@ -219,6 +219,14 @@ TEST(AutodiffTest, AstypeGivesTheGradientInTheInputsDtype) {
   for (size_t i = 0; i < xs.size(); ++i) EXPECT_FLOAT_EQ(gs[i], 3 * std::exp(double{xs[i]}));
 }
 
+TEST(AutodiffTest, StopGradientPassesTheValueButNoGradient) {
+  const Tensor x = lz::from_vector<double>({1, -2, 3}, {3});
+  const auto [value, grads] = lz::value_and_grad(
+      [](const std::vector<Tensor>& p) { return lz::sum(lz::stop_gradient(p[0]) * p[0]); }, {x});
+  EXPECT_EQ(value.item<double>(), 14);                                    // sum(x * x)
+  EXPECT_EQ(grads[0].to_vector<double>(), (std::vector<double>{1, -2, 3}));  // x, not 2x
+}
+
 TEST(AutodiffTest, MaxSharesTheCotangentAmongTies) {
   const Tensor x = lz::from_vector<double>({1, 3, 3, 2, 5, 5, 5, 0}, {2, 4});
   const auto g = lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::max(p[0], 1)); },
