@@ -10,16 +10,17 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) try {
   const ir::NodePtr& b_node = frontend::node_of(b, "matmul");
   const Shape& a_shape = a_node->shape;
   const Shape& b_shape = b_node->shape;
-  const std::string shapes = shape_string(a_shape) + " and " + shape_string(b_shape);
+  // Formatted only for an error: every matmul passes here.
+  const auto shapes = [&] { return shape_string(a_shape) + " and " + shape_string(b_shape); };
   if (a_shape.empty() || b_shape.empty()) {
-    throw Error("[matmul] operands must be at least 1-d, got shapes " + shapes +
+    throw Error("[matmul] operands must be at least 1-d, got shapes " + shapes() +
                 "; multiply by a scalar with * instead");
   }
   // Everything is checked against the user's shapes before anything is recorded.
   const int64_t k_a = a_shape.back();
   const int64_t k_b = b_shape.size() == 1 ? b_shape[0] : b_shape[b_shape.size() - 2];
   if (k_a != k_b) {
-    throw Error("[matmul] shapes " + shapes + " cannot be multiplied: contraction dimensions " +
+    throw Error("[matmul] shapes " + shapes() + " cannot be multiplied: contraction dimensions " +
                 std::to_string(k_a) + " and " + std::to_string(k_b) + " differ");
   }
   const Shape a_batch(a_shape.begin(), a_shape.end() - std::min<size_t>(2, a_shape.size()));
@@ -27,13 +28,13 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) try {
   try {
     ir::broadcast_shapes("matmul", a_batch, b_batch);
   } catch (const Error&) {
-    throw Error("[matmul] batch dimensions of shapes " + shapes +
+    throw Error("[matmul] batch dimensions of shapes " + shapes() +
                 " cannot be broadcast: " + shape_string(a_batch) + " vs " + shape_string(b_batch) +
                 " (each dimension must agree or be 1)");
   }
   const DType dtype = frontend::promote(a_node->dtype, b_node->dtype);
   if (dtype == bool_) {
-    throw Error("[matmul] is not defined for bool operands (shapes " + shapes +
+    throw Error("[matmul] is not defined for bool operands (shapes " + shapes() +
                 "); convert with astype first");
   }
 

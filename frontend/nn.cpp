@@ -63,14 +63,12 @@ Tensor one_hot(const Tensor& labels, int64_t classes, DType dtype, std::source_l
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, std::source_location loc) try {
   const ir::NodePtr& scores = frontend::node_of(logits, "cross_entropy");
   const ir::NodePtr& targets = frontend::node_of(labels, "cross_entropy");
-  const std::string shapes = "logits " + shape_string(scores->shape) + " " +
-                             std::string(dtype_name(scores->dtype)) + " and labels " +
-                             shape_string(targets->shape) + " " +
-                             std::string(dtype_name(targets->dtype));
   const Shape batch(scores->shape.begin(), scores->shape.end() - (scores->shape.empty() ? 0 : 1));
   if (scores->shape.empty() || !is_floating(scores->dtype) || !is_integer(targets->dtype) ||
       targets->shape != batch) {
-    throw Error("[cross_entropy] got " + shapes +
+    throw Error("[cross_entropy] got logits " + shape_string(scores->shape) + " " +
+                dtype_name(scores->dtype) + " and labels " + shape_string(targets->shape) + " " +
+                dtype_name(targets->dtype) +
                 "; expected floating logits of shape (..., classes) and integer labels of shape "
                 "(...), one per row of logits");
   }
