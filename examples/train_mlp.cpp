@@ -33,7 +33,9 @@ DigitSplit load_digits(const std::string& dir) {
   const Tensor images = lz::load_npy(dir + "/digits_images.npy") / 16.0;  // pixels in [0, 1]
   const Tensor labels = lz::load_npy(dir + "/digits_labels.npy");
   const int64_t n = labels.shape()[0];
-  auto every_fifth = [&](const Tensor& t, int64_t first) { return lz::slice(t, {first}, {n}, {5}); };
+  auto every_fifth = [&](const Tensor& t, int64_t first) {
+    return lz::slice(t, {first}, {n}, {5});
+  };
   auto training = [&](const Tensor& t) {
     return lz::concatenate(
         {every_fifth(t, 1), every_fifth(t, 2), every_fifth(t, 3), every_fifth(t, 4)});
@@ -63,8 +65,8 @@ struct Epoch {
 };
 
 /// One epoch of Adam steps over the loader's batches.
-Epoch train_epoch(std::vector<Tensor>& params, lz::optim::Adam& adam,
-                  lz::data::DataLoader& loader, int64_t epoch, Sync sync) {
+Epoch train_epoch(std::vector<Tensor>& params, lz::optim::Adam& adam, lz::data::DataLoader& loader,
+                  int64_t epoch, Sync sync) {
   reset_peak_resident();
   lz::reset_stats();
   if (sync == Sync::PerOp) lz::set_engine(lz::Engine::Sync);
@@ -77,7 +79,9 @@ Epoch train_epoch(std::vector<Tensor>& params, lz::optim::Adam& adam,
     const Tensor& images = (*batch)[0];
     const Tensor& labels = (*batch)[1];
     auto [loss, grads] = lz::value_and_grad(
-        [&](const std::vector<Tensor>& p) { return lz::cross_entropy(lz::nn::mlp(p, images), labels); },
+        [&](const std::vector<Tensor>& p) {
+          return lz::cross_entropy(lz::nn::mlp(p, images), labels);
+        },
         params);
     adam.step(params, grads);
     if (sync == Sync::Never) {
@@ -111,10 +115,13 @@ int main(int argc, char** argv) try {
   double min_test_accuracy = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
-    if (flag == "--epochs") epochs = std::atoll(argv[i + 1]);
-    else if (flag == "--data") data_dir = argv[i + 1];
-    else if (flag == "--min-test-accuracy") min_test_accuracy = std::atof(argv[i + 1]);
-    else {
+    if (flag == "--epochs") {
+      epochs = std::atoll(argv[i + 1]);
+    } else if (flag == "--data") {
+      data_dir = argv[i + 1];
+    } else if (flag == "--min-test-accuracy") {
+      min_test_accuracy = std::atof(argv[i + 1]);
+    } else {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
       return 2;
     }

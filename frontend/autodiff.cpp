@@ -18,9 +18,9 @@ namespace {
 
 /// A node of the forward pass between the outputs and the inputs.
 struct ForwardNode {
-  ir::NodePtr node;            // its value
-  const ir::Node* structure;   // its op, attributes and inputs as recorded; null for a leaf
-  bool carries_gradient;       // floating, and an input or computed from one
+  ir::NodePtr node;           // its value
+  const ir::Node* structure;  // its op, attributes and inputs as recorded; null for a leaf
+  bool carries_gradient;      // floating, and an input or computed from one
 };
 
 /// The nodes the outputs are computed from, each after its inputs (so the backward pass runs

@@ -188,7 +188,7 @@ class DataLoader::Worker {
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<std::vector<Tensor>> queue_;
-  uint64_t generation_ = 0;             // a new one per start_epoch
+  uint64_t generation_ = 0;               // a new one per start_epoch
   uint64_t prepared_generation_ = ~0ull;  // the generation whose batches were all prepared
   int64_t epoch_ = 0;
   int64_t taken_ = 0;  // batches of this epoch next() returned

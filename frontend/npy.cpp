@@ -9,6 +9,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "frontend/recording.h"
@@ -59,22 +61,22 @@ Header parse_header(std::string_view dict, const std::string& path) {
   if (descr.size() < 2) fail("load_npy", path, "dtype '" + descr + "' is malformed");
   const char order = descr[0];
   const std::string kind = descr.substr(1);
-  if (kind == "f4") header.dtype = float32;
-  else if (kind == "f8") header.dtype = float64;
-  else if (kind == "i4") header.dtype = int32;
-  else if (kind == "i8") header.dtype = int64;
-  else if (kind == "b1") header.dtype = bool_;
-  else {
+  constexpr std::pair<std::string_view, DType> kKinds[] = {
+      {"f4", float32}, {"f8", float64}, {"i4", int32}, {"i8", int64}, {"b1", bool_}};
+  const auto* known = std::find_if(std::begin(kKinds), std::end(kKinds),
+                                   [&](const auto& entry) { return entry.first == kind; });
+  if (known == std::end(kKinds)) {
     fail("load_npy", path,
          "dtype '" + descr +
              "' is not one lazuli holds (float32 '<f4', float64 '<f8', int32 '<i4', int64 "
              "'<i8', bool '|b1'); convert it with numpy's astype first");
   }
+  header.dtype = known->second;
   if (order != '<' && order != '>' && order != '|' && order != '=') {
     fail("load_npy", path, "dtype '" + descr + "' has an unknown byte order");
   }
-  header.swap_bytes = (order == '>') != (std::endian::native == std::endian::big) &&
-                      order != '|' && order != '=';
+  header.swap_bytes =
+      (order == '>') != (std::endian::native == std::endian::big) && order != '|' && order != '=';
 
   const std::string_view fortran = value_of(dict, "fortran_order", path);
   if (fortran.starts_with("True")) {
@@ -97,8 +99,9 @@ Header parse_header(std::string_view dict, const std::string& path) {
     while (digits < dims.size() && dims[digits] >= '0' && dims[digits] <= '9') {
       if (__builtin_mul_overflow(dim, 10, &dim) ||
           __builtin_add_overflow(dim, dims[digits] - '0', &dim)) {
-        fail("load_npy", path, "a dimension of shape " + std::string(shape_text.substr(0, close + 1)) +
-                                   " is too large");
+        fail("load_npy", path,
+             "a dimension of shape " + std::string(shape_text.substr(0, close + 1)) +
+                 " is too large");
       }
       ++digits;
     }
@@ -126,8 +129,10 @@ Tensor tensor_from(std::vector<char>& bytes, size_t offset, const Header& header
   if constexpr (std::is_same_v<T, bool>) {
     for (int64_t i = 0; i < count; ++i) {
       const auto byte = static_cast<unsigned char>(bytes[offset + i]);
-      if (byte > 1) fail("load_npy", path, "bool element " + std::to_string(i) + " is " +
-                                               std::to_string(byte) + ", neither 0 nor 1");
+      if (byte > 1)
+        fail("load_npy", path,
+             "bool element " + std::to_string(i) + " is " + std::to_string(byte) +
+                 ", neither 0 nor 1");
     }
   }
   // The elements may sit at any offset after the header: copy them to aligned memory once.
@@ -166,8 +171,8 @@ Tensor load_npy(const std::string& path, Device device, std::source_location loc
          "the header is truncated: it says " + std::to_string(header_length) +
              " bytes, the file has " + std::to_string(bytes.size() - header_start) + " after it");
   }
-  const Header header = parse_header(
-      std::string_view(bytes.data() + header_start, header_length), path);
+  const Header header =
+      parse_header(std::string_view(bytes.data() + header_start, header_length), path);
   frontend::check_shape("load_npy", header.shape);
   const size_t offset = header_start + header_length;
   const size_t expected = static_cast<size_t>(shape_size(header.shape)) * dtype_size(header.dtype);
@@ -219,11 +224,13 @@ void save_npy(const std::string& path, const Tensor& x, std::source_location loc
   }
   std::string shape = "(";
   for (int64_t dim : node->shape) shape += std::to_string(dim) + ", ";
-  if (node->shape.size() > 1) shape.resize(shape.size() - 2);
-  else if (node->shape.size() == 1) shape.pop_back();
+  if (node->shape.size() > 1)
+    shape.resize(shape.size() - 2);
+  else if (node->shape.size() == 1)
+    shape.pop_back();
   shape += ")";
-  std::string dict = "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " +
-                     shape + ", }";
+  std::string dict =
+      "{'descr': '" + std::string(descr) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   // numpy pads the header with spaces and a newline so that the data starts 64-byte aligned.
   const size_t version = kMagicSize + 2 + 2 + dict.size() + 1 <= 65535 ? 1 : 2;
   const size_t prefix = kMagicSize + 2 + (version == 1 ? 2 : 4);

@@ -57,8 +57,7 @@ void SGD::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
     Tensor g = frontend::cast(grads[i], p.dtype(), loc);
     if (options_.weight_decay != 0) g = Traced(g, loc) + Traced(p, loc) * options_.weight_decay;
     if (options_.momentum != 0) {
-      velocity_[i] =
-          first ? g : Traced(Traced(velocity_[i], loc) * options_.momentum, loc) + g;
+      velocity_[i] = first ? g : Traced(Traced(velocity_[i], loc) * options_.momentum, loc) + g;
       g = options_.nesterov ? Traced(g, loc) + Traced(velocity_[i], loc) * options_.momentum
                             : velocity_[i];
     }

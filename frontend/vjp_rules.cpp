@@ -138,9 +138,7 @@ std::vector<Tensor> Rule::binary(const std::vector<bool>& wanted) {
         const Tensor slope = mul(b, pow(a, sub(b, 1), loc_));
         return mul(g_, where(Traced(b, loc_) == 0, 0, slope, loc_));
       });
-      set(1, [&] {
-        return mul(mul(g_, y), log(where(Traced(a, loc_) == 0, 1, a, loc_), loc_));
-      });
+      set(1, [&] { return mul(mul(g_, y), log(where(Traced(a, loc_) == 0, 1, a, loc_), loc_)); });
       break;
     case Op::Maximum:
     case Op::Minimum: {

@@ -52,12 +52,12 @@ void merge_flat_kernels(plan::FusionPlan& plan, const ir::Graph& graph,
     bool merged = false;
     for (size_t target : targets) {
       plan::Kernel& earlier = kernels[target];
-      if (earlier.nodes.back()->size() != size ||
-          earlier.nodes.size() + kernel.nodes.size() > static_cast<size_t>(options.max_kernel_ops)) {
+      if (earlier.nodes.back()->size() != size || earlier.nodes.size() + kernel.nodes.size() >
+                                                      static_cast<size_t>(options.max_kernel_ops)) {
         continue;
       }
-      const bool ready = std::all_of(
-          kernel.inputs.begin(), kernel.inputs.end(), [&](const ir::NodePtr& input) {
+      const bool ready =
+          std::all_of(kernel.inputs.begin(), kernel.inputs.end(), [&](const ir::NodePtr& input) {
             const auto found = producer.find(input.get());
             return found == producer.end() || merged_into[found->second] <= target;
           });

@@ -14,7 +14,6 @@ namespace lz::passes {
 /// longer written out (unless asked for or read elsewhere), and a launch is saved. A gradient
 /// makes such siblings everywhere: the cotangents of a + b, a * b and their inputs are computed
 /// from the same values. Within options.max_kernel_ops and max_kernel_inputs.
-void merge_flat_kernels(plan::FusionPlan& plan, const ir::Graph& graph,
-                        const PassOptions& options);
+void merge_flat_kernels(plan::FusionPlan& plan, const ir::Graph& graph, const PassOptions& options);
 
 }  // namespace lz::passes

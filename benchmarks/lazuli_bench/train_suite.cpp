@@ -128,7 +128,8 @@ double reference_loss(const Model& model, const std::vector<std::vector<float>>&
       for (int64_t k = 0; k < in; ++k) {
         for (int64_t i = 0; i < n; ++i) {
           const double left = a[i * in + k];
-          for (int64_t j = 0; j < out; ++j) weights[l][k * out + j] -= kRate * left * g[i * out + j];
+          for (int64_t j = 0; j < out; ++j)
+            weights[l][k * out + j] -= kRate * left * g[i * out + j];
         }
       }
       for (int64_t i = 0; i < n; ++i) {
@@ -149,7 +150,9 @@ float lazuli_steps(const std::vector<lz::Tensor>& inputs, int64_t steps) {
   float loss = 0;
   for (int64_t step = 0; step < steps; ++step) {
     auto [value, grads] = lz::value_and_grad(
-        [&](const std::vector<lz::Tensor>& p) { return lz::cross_entropy(lz::nn::mlp(p, x), labels); },
+        [&](const std::vector<lz::Tensor>& p) {
+          return lz::cross_entropy(lz::nn::mlp(p, x), labels);
+        },
         params);
     sgd.step(params, grads);
     loss = value.item<float>();  // the barrier of each step
@@ -200,10 +203,10 @@ std::vector<Row> measure_model(const Model& model, int64_t steps, const Options&
     for (const char* framework : {"jax", "torch"}) {
       const PeerRun run = run_peer(options.python, framework, "train:" + std::to_string(steps),
                                    problem, data, runs.warmup, runs.repeat, thread_count());
-      Row row = timed_row("train", model.name, std::to_string(steps), shape,
-                          std::string(framework) + (std::string(framework) == "jax"
-                                                        ? " jit step" : " eager"),
-                          {}, 0);
+      Row row = timed_row(
+          "train", model.name, std::to_string(steps), shape,
+          std::string(framework) + (std::string(framework) == "jax" ? " jit step" : " eager"), {},
+          0);
       row.median_ms = run.median_ms;
       row.kernels_per_run.reset();
       if (run.median_ms) {

@@ -28,8 +28,8 @@ struct Case {
 /// elements gets a wrong gradient: sum(y * w) with w = 1, 2, 3, ... (scaled down).
 Tensor weighted_sum(const Tensor& y) {
   const int64_t n = y.size();
-  const Tensor weights = lz::reshape(lz::arange(1, static_cast<double>(n) + 1, 1, lz::float64),
-                                     y.shape());
+  const Tensor weights =
+      lz::reshape(lz::arange(1, static_cast<double>(n) + 1, 1, lz::float64), y.shape());
   return lz::sum(y.astype(lz::float64) * weights / static_cast<double>(n));
 }
 
@@ -72,12 +72,15 @@ std::vector<Case> binary_cases() {
       {"mul row by column", binary([](auto x, auto y) { return x * y; }), {row, column}},
       {"div", binary([](auto x, auto y) { return x / y; }), {a, positive}},
       {"div by a column", binary([](auto x, auto y) { return x / (y * y + 1); }), {a, column}},
-      {"pow of tensors", binary([](auto x, auto y) { return lz::pow(x, y); }),
+      {"pow of tensors",
+       binary([](auto x, auto y) { return lz::pow(x, y); }),
        {positive, exponent}},
       {"pow by a number",
-       [](const std::vector<Tensor>& p) { return weighted_sum(lz::pow(p[0], 3)); }, {a}},
+       [](const std::vector<Tensor>& p) { return weighted_sum(lz::pow(p[0], 3)); },
+       {a}},
       {"number to a power",
-       [](const std::vector<Tensor>& p) { return weighted_sum(lz::pow(2.0, p[0])); }, {a}},
+       [](const std::vector<Tensor>& p) { return weighted_sum(lz::pow(2.0, p[0])); },
+       {a}},
       {"maximum", binary([](auto x, auto y) { return lz::maximum(x, y); }), {a, row}},
       {"minimum", binary([](auto x, auto y) { return lz::minimum(x, y); }), {column, a}},
       {"where",
@@ -86,7 +89,9 @@ std::vector<Case> binary_cases() {
        },
        {a, row}},
       {"numbers on either side",
-       [](const std::vector<Tensor>& p) { return weighted_sum((2 - p[0]) * 3 / (p[0] * p[0] + 1)); },
+       [](const std::vector<Tensor>& p) {
+         return weighted_sum((2 - p[0]) * 3 / (p[0] * p[0] + 1));
+       },
        {a}},
       {"an input used twice",
        [](const std::vector<Tensor>& p) { return weighted_sum(p[0] * p[0] + lz::sin(p[0])); },
@@ -102,14 +107,26 @@ std::vector<Case> reduction_cases() {
   return {
       {"sum of everything", [](const std::vector<Tensor>& p) { return lz::sum(p[0] * p[0]); }, {x}},
       {"sum over a negative axis", reduced([](auto t) { return lz::sum(t, -1); }), {x}},
-      {"sum keeping dims", reduced([](auto t) { return lz::sum(t, {0, 2}, true); }), {x}},
+      {"sum keeping dims",
+       reduced([](auto t) {
+         return lz::sum(t, {0, 2}, true);
+       }),
+       {x}},
       {"mean", reduced([](auto t) { return lz::mean(t, 1); }), {x}},
       {"max over an axis", reduced([](auto t) { return lz::max(t, 1); }), {x}},
-      {"min keeping dims", reduced([](auto t) { return lz::min(t, {0, -1}, true); }), {x}},
+      {"min keeping dims",
+       reduced([](auto t) {
+         return lz::min(t, {0, -1}, true);
+       }),
+       {x}},
       {"max of everything", reduced([](auto t) { return lz::max(t); }), {x}},
       {"softmax", reduced([](auto t) { return lz::softmax(t, 1); }), {x}},
       {"log_softmax", reduced([](auto t) { return lz::log_softmax(t); }), {x}},
-      {"logsumexp", reduced([](auto t) { return lz::logsumexp(t, {0, 2}); }), {x}},
+      {"logsumexp",
+       reduced([](auto t) {
+         return lz::logsumexp(t, {0, 2});
+       }),
+       {x}},
       {"cross_entropy",
        [](const std::vector<Tensor>& p) {
          const Tensor labels = lz::from_vector<int64_t>({3, 0, 1, 1, 2, 0}, {2, 3});
@@ -126,23 +143,46 @@ std::vector<Case> movement_cases() {
     return [op](const std::vector<Tensor>& p) { return weighted_sum(op(p[0])); };
   };
   return {
-      {"reshape", moved([](auto t) { return lz::reshape(t, {2, 6}); }), {x}},
+      {"reshape",
+       moved([](auto t) {
+         return lz::reshape(t, {2, 6});
+       }),
+       {x}},
       {"transpose", moved([](auto t) { return lz::transpose(t); }), {x}},
       {"transpose of three axes",
-       moved([](auto t) { return lz::transpose(lz::reshape(t, {3, 2, 2}), {1, 2, 0}); }), {x}},
-      {"broadcast_to", moved([](auto t) { return lz::broadcast_to(t, {2, 3, 4}); }), {x}},
-      {"slice", moved([](auto t) { return lz::slice(t, {1, 1}, {3, 3}); }), {x}},
-      {"strided slice", moved([](auto t) { return lz::slice(t, {0, 1}, {3, 4}, {2, 2}); }), {x}},
+       moved([](auto t) {
+         return lz::transpose(lz::reshape(t, {3, 2, 2}), {1, 2, 0});
+       }),
+       {x}},
+      {"broadcast_to",
+       moved([](auto t) {
+         return lz::broadcast_to(t, {2, 3, 4});
+       }),
+       {x}},
+      {"slice",
+       moved([](auto t) {
+         return lz::slice(t, {1, 1}, {3, 3});
+       }),
+       {x}},
+      {"strided slice",
+       moved([](auto t) {
+         return lz::slice(t, {0, 1}, {3, 4}, {2, 2});
+       }),
+       {x}},
       {"reversing slice", moved([](auto t) { return lz::slice(t, {-1}, {-4}, {-1}); }), {x}},
       {"negative strided slice",
-       moved([](auto t) { return lz::slice(t, {2, 3}, {-4, -5}, {-2, -3}); }), {x}},
+       moved([](auto t) {
+         return lz::slice(t, {2, 3}, {-4, -5}, {-2, -3});
+       }),
+       {x}},
       {"concatenate",
        [](const std::vector<Tensor>& p) {
          return weighted_sum(lz::concatenate({p[0], p[1] * 2, p[0]}, 0));
        },
        {x, y}},
       {"expand_dims and squeeze",
-       moved([](auto t) { return lz::squeeze(lz::expand_dims(t, 1) * 2, {1}); }), {x}},
+       moved([](auto t) { return lz::squeeze(lz::expand_dims(t, 1) * 2, {1}); }),
+       {x}},
   };
 }
 
@@ -223,15 +263,16 @@ TEST(AutodiffTest, StopGradientPassesTheValueButNoGradient) {
   const Tensor x = lz::from_vector<double>({1, -2, 3}, {3});
   const auto [value, grads] = lz::value_and_grad(
       [](const std::vector<Tensor>& p) { return lz::sum(lz::stop_gradient(p[0]) * p[0]); }, {x});
-  EXPECT_EQ(value.item<double>(), 14);                                    // sum(x * x)
+  EXPECT_EQ(value.item<double>(), 14);                                       // sum(x * x)
   EXPECT_EQ(grads[0].to_vector<double>(), (std::vector<double>{1, -2, 3}));  // x, not 2x
 }
 
 TEST(AutodiffTest, MaxSharesTheCotangentAmongTies) {
   const Tensor x = lz::from_vector<double>({1, 3, 3, 2, 5, 5, 5, 0}, {2, 4});
-  const auto g = lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::max(p[0], 1)); },
-                          {x})[0];
-  EXPECT_EQ(g.to_vector<double>(), (std::vector<double>{0, 0.5, 0.5, 0, 1. / 3, 1. / 3, 1. / 3, 0}));
+  const auto g =
+      lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::max(p[0], 1)); }, {x})[0];
+  EXPECT_EQ(g.to_vector<double>(),
+            (std::vector<double>{0, 0.5, 0.5, 0, 1. / 3, 1. / 3, 1. / 3, 0}));
   const auto m = lz::grad(
       [](const std::vector<Tensor>& p) { return lz::sum(lz::maximum(p[0], 3.0)); }, {x})[0];
   EXPECT_EQ(m.to_vector<double>(), (std::vector<double>{0, 0.5, 0.5, 0, 1, 1, 1, 0}));
@@ -239,11 +280,11 @@ TEST(AutodiffTest, MaxSharesTheCotangentAmongTies) {
 
 TEST(AutodiffTest, ReluAndAbsHaveZeroGradientAtZero) {
   const Tensor x = lz::from_vector<double>({-1, 0, 2}, {3});
-  const auto relu = lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::relu(p[0])); },
-                             {x})[0];
+  const auto relu =
+      lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::relu(p[0])); }, {x})[0];
   EXPECT_EQ(relu.to_vector<double>(), (std::vector<double>{0, 0, 1}));
-  const auto abs = lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::abs(p[0])); },
-                            {x})[0];
+  const auto abs =
+      lz::grad([](const std::vector<Tensor>& p) { return lz::sum(lz::abs(p[0])); }, {x})[0];
   EXPECT_EQ(abs.to_vector<double>(), (std::vector<double>{-1, 0, 1}));
 }
 
@@ -351,9 +392,7 @@ TEST(AutodiffTest, AskingForAGradientOfABoolOrIntegerIsAnError) {
                     {"output 0 is bool, from [greater] recorded at"});
   const Tensor counts = lz::arange(0, 3, 1, lz::int32);
   expect_grad_error(
-      [&] {
-        lz::grad([](const std::vector<Tensor>& p) { return lz::sum(p[0] * 1.5); }, {counts});
-      },
+      [&] { lz::grad([](const std::vector<Tensor>& p) { return lz::sum(p[0] * 1.5); }, {counts}); },
       {"input 0 is int32, from [arange] recorded at"});
 }
 
@@ -366,8 +405,11 @@ TEST(AutodiffTest, GradOfANonScalarResultIsAnErrorNamingItsShape) {
 
 TEST(AutodiffTest, ACotangentOfTheWrongShapeIsAnError) {
   const Tensor x = lz::ones({2, 3});
-  expect_grad_error([&] { lz::vjp({x * 2}, {x}, {lz::ones({3, 2})}); },
-                    {"cotangent 0 has shape (3,2) but its output has shape (2,3)"});
+  expect_grad_error(
+      [&] {
+        lz::vjp({x * 2}, {x}, {lz::ones({3, 2})});
+      },
+      {"cotangent 0 has shape (3,2) but its output has shape (2,3)"});
   expect_grad_error([&] { lz::vjp({x * 2}, {x}, {}); }, {"got 1 outputs and 0 cotangents"});
 }
 

@@ -69,7 +69,8 @@ TEST(DataLoaderTest, ShufflingGivesEachEpochAPermutationOfItsSeed) {
   for (int64_t epoch = 0; epoch < 3; ++epoch) {
     loader.start_epoch(epoch);
     std::vector<int64_t> order;
-    for (const auto& batch : epoch_rows(loader)) order.insert(order.end(), batch.begin(), batch.end());
+    for (const auto& batch : epoch_rows(loader))
+      order.insert(order.end(), batch.begin(), batch.end());
     std::vector<int64_t> sorted = order;
     std::sort(sorted.begin(), sorted.end());
     std::vector<int64_t> all(10);

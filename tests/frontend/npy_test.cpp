@@ -131,8 +131,7 @@ TEST_F(NpyTest, BadFilesAreErrorsNamingTheFileAndTheProblem) {
     lz::load_npy(path("missing.npy"));
     FAIL() << "expected an error";
   } catch (const lz::Error& error) {
-    EXPECT_NE(std::string(error.what()).find("cannot open it"), std::string::npos)
-        << error.what();
+    EXPECT_NE(std::string(error.what()).find("cannot open it"), std::string::npos) << error.what();
   }
   EXPECT_THROW(lz::save_npy(path("no/such/dir/x.npy"), lz::ones({2})), lz::Error);
 }

@@ -39,8 +39,7 @@ TEST(TrainingOpsTest, OneHotMarksEachLabelAndNothingForOneOutOfRange) {
   const Tensor encoded = lz::one_hot(labels, 3);
   EXPECT_EQ(encoded.shape(), (Shape{4, 3}));
   EXPECT_EQ(encoded.dtype(), lz::float32);
-  EXPECT_EQ(encoded.to_vector<float>(),
-            (std::vector<float>{0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(encoded.to_vector<float>(), (std::vector<float>{0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0}));
   try {
     lz::one_hot(lz::ones({2}), 3);
     FAIL() << "expected an error";
@@ -113,7 +112,8 @@ TEST(InitializerTest, ScalesFollowTheFans) {
     double bound;  // 0 for normal draws
   };
   const Expected cases[] = {
-      {lz::nn::glorot_uniform(shape, 1), std::sqrt(6.0 / 300) / std::sqrt(3.0), std::sqrt(6.0 / 300)},
+      {lz::nn::glorot_uniform(shape, 1), std::sqrt(6.0 / 300) / std::sqrt(3.0),
+       std::sqrt(6.0 / 300)},
       {lz::nn::glorot_normal(shape, 2), std::sqrt(2.0 / 300), 0},
       {lz::nn::he_uniform(shape, 3), std::sqrt(6.0 / 200) / std::sqrt(3.0), std::sqrt(6.0 / 200)},
       {lz::nn::he_normal(shape, 4), std::sqrt(2.0 / 200), 0},

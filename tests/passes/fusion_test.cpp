@@ -445,8 +445,8 @@ TEST(FusionTest, ReductionsOverDifferentAxesOfOneInputAreSeparateKernels) {
 std::string masked_column_sums(int64_t rows, int64_t columns) {
   const std::string matrix = "[" + std::to_string(rows) + "," + std::to_string(columns) + "]";
   const std::string row = "[" + std::to_string(columns) + "]";
-  return "%h = data() : f32" + matrix + "\n%g = data() : f32" + matrix +
-         "\n%w = data() : f32[" + std::to_string(columns) + ",4]\n" +
+  return "%h = data() : f32" + matrix + "\n%g = data() : f32" + matrix + "\n%w = data() : f32[" +
+         std::to_string(columns) + ",4]\n" +
          "%zero = full() {value=0} : f32[]\n%positive = greater(%h, %zero) : bool" + matrix +
          "\n%mask = where(%positive, %g, %zero) : f32" + matrix +
          "\n%bias = sum(%mask) {axes=[0], keepdims=false} : f32" + row +
@@ -459,7 +459,8 @@ std::string masked_column_sums(int64_t rows, int64_t columns) {
 std::vector<std::vector<int64_t>> kernel_positions(const Graph& graph,
                                                    const plan::FusionPlan& plan) {
   std::vector<std::vector<int64_t>> kernels;
-  for (const plan::Kernel& kernel : plan.kernels) kernels.push_back(positions_of(graph, kernel.nodes));
+  for (const plan::Kernel& kernel : plan.kernels)
+    kernels.push_back(positions_of(graph, kernel.nodes));
   return kernels;
 }
 
