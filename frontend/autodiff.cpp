@@ -2,8 +2,6 @@
 #include "lazuli/autodiff.h"
 
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "frontend/evaluation.h"
@@ -11,6 +9,7 @@
 #include "frontend/recording.h"
 #include "frontend/vjp_rules.h"
 #include "ir/clone.h"
+#include "ir/node_positions.h"
 #include "lazuli/error.h"
 
 namespace lz {
@@ -31,8 +30,10 @@ class ForwardPass {
               const frontend::GradientTape* finished_tape);
 
   const std::vector<ForwardNode>& order() const { return order_; }
+  /// The position in order() of a node the walk reached.
+  size_t position_of(const ir::Node* node) const { return static_cast<size_t>(position_.at(node)); }
   bool carries_gradient(const ir::Node* node) const {
-    const auto found = position_.find(node);
+    const ir::NodePositions::Entry* found = position_.find(node);
     return found != position_.end() && order_[found->second].carries_gradient;
   }
 
@@ -40,9 +41,9 @@ class ForwardPass {
   const ir::Node* structure_of(const ir::NodePtr& node);
 
   const frontend::GradientTape* finished_tape_;
-  std::unordered_set<const ir::Node*> inputs_;
+  ir::NodePositions inputs_;
   std::vector<ForwardNode> order_;
-  std::unordered_map<const ir::Node*, size_t> position_;
+  ir::NodePositions position_;
   std::vector<ir::NodePtr> copies_;  // structures of pending nodes no tape has
 };
 
@@ -50,7 +51,7 @@ ForwardPass::ForwardPass(const std::vector<ir::NodePtr>& outputs,
                          const std::vector<ir::NodePtr>& inputs,
                          const frontend::GradientTape* finished_tape)
     : finished_tape_(finished_tape) {
-  for (const ir::NodePtr& input : inputs) inputs_.insert(input.get());
+  for (const ir::NodePtr& input : inputs) inputs_.add(input.get());
   // A pending node's op and inputs are read under the graph's lock: an evaluation on another
   // thread may turn it into data meanwhile.
   const auto lock = frontend::lock_graph();
@@ -59,16 +60,16 @@ ForwardPass::ForwardPass(const std::vector<ir::NodePtr>& outputs,
     const ir::Node* structure;
     size_t next_input;
   };
-  std::unordered_set<const ir::Node*> entered;
+  ir::NodePositions entered;
   std::vector<Frame> stack;
   for (const ir::NodePtr& output : outputs) {
-    if (!entered.insert(output.get()).second) continue;
+    if (!entered.add(output.get())) continue;
     stack.push_back({output, structure_of(output), 0});
     while (!stack.empty()) {
       Frame& frame = stack.back();
       if (frame.structure != nullptr && frame.next_input < frame.structure->inputs.size()) {
         const ir::NodePtr& input = frame.structure->inputs[frame.next_input++];
-        if (entered.insert(input.get()).second) {
+        if (entered.add(input.get())) {
           const ir::Node* structure = structure_of(input);
           stack.push_back({input, structure, 0});
         }
@@ -81,7 +82,7 @@ ForwardPass::ForwardPass(const std::vector<ir::NodePtr>& outputs,
         }
       }
       carries = carries && is_floating(frame.node->dtype);
-      position_.emplace(frame.node.get(), order_.size());
+      position_.add(frame.node.get());
       order_.push_back({std::move(frame.node), frame.structure, carries});
       stack.pop_back();
     }
@@ -148,21 +149,22 @@ std::vector<Tensor> backward(const std::vector<Tensor>& outputs, const std::vect
   }
 
   const ForwardPass forward(output_nodes, input_nodes, tape);
-  std::unordered_map<const ir::Node*, Tensor> cotangent_of;
-  auto accumulate = [&](const ir::Node* node, Tensor contribution) {
-    auto [slot, added] = cotangent_of.try_emplace(node, contribution);
-    if (!added) slot->second = Traced(slot->second, loc) + contribution;
+  // Each reached node's cotangent so far, by its position in the forward pass.
+  std::vector<Tensor> cotangent_of(forward.order().size());
+  auto accumulate = [&](const ir::Node* node, const Tensor& contribution) {
+    Tensor& sum = cotangent_of[forward.position_of(node)];
+    sum = sum.defined() ? Traced(sum, loc) + contribution : contribution;
   };
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (!forward.carries_gradient(output_nodes[i].get())) continue;
     accumulate(output_nodes[i].get(), frontend::cast(cotangents[i], output_nodes[i]->dtype, loc));
   }
-  for (auto step = forward.order().rbegin(); step != forward.order().rend(); ++step) {
+  for (size_t position = forward.order().size(); position-- > 0;) {
+    const ForwardNode* step = &forward.order()[position];
     if (step->structure == nullptr || !step->carries_gradient) continue;
-    const auto found = cotangent_of.find(step->node.get());
-    if (found == cotangent_of.end()) continue;
-    const Tensor cotangent = std::move(found->second);
-    cotangent_of.erase(found);
+    if (!cotangent_of[position].defined()) continue;
+    const Tensor cotangent = std::move(cotangent_of[position]);
+    cotangent_of[position] = Tensor();
     std::vector<bool> wanted;
     for (const ir::NodePtr& input : step->structure->inputs) {
       wanted.push_back(forward.carries_gradient(input.get()));
@@ -176,10 +178,12 @@ std::vector<Tensor> backward(const std::vector<Tensor>& outputs, const std::vect
 
   std::vector<Tensor> grads;
   for (const ir::NodePtr& input : input_nodes) {
-    const auto found = cotangent_of.find(input.get());
-    if (found != cotangent_of.end()) {
-      grads.push_back(found->second);
-      continue;
+    if (forward.carries_gradient(input.get())) {
+      const Tensor& cotangent = cotangent_of[forward.position_of(input.get())];
+      if (cotangent.defined()) {
+        grads.push_back(cotangent);
+        continue;
+      }
     }
     const DeviceScope on_input_device(input->device);
     grads.push_back(zeros(input->shape, input->dtype, loc));

@@ -18,8 +18,8 @@ void GradientTape::stop() {
 }
 
 const ir::Node* GradientTape::structure_of(const ir::Node* node) const {
-  const auto found = entries_.find(node);
-  return found == entries_.end() ? nullptr : found->second.structure.get();
+  const ir::NodePositions::Entry* found = positions_.find(node);
+  return found == positions_.end() ? nullptr : entries_[found->second].structure.get();
 }
 
 const ir::Node* GradientTape::recorded_structure(const ir::Node* node) {
@@ -33,7 +33,7 @@ void GradientTape::record(const ir::NodePtr& node) {
   ir::NodePtr structure = ir::copy_without_inputs(*node);
   structure->inputs = node->inputs;
   for (GradientTape* tape = innermost_tape; tape != nullptr; tape = tape->outer_) {
-    tape->entries_.try_emplace(node.get(), Entry{node, structure});
+    if (tape->positions_.add(node.get())) tape->entries_.push_back({node, structure});
   }
 }
 

@@ -5,9 +5,10 @@
 // recorded.
 #pragma once
 
-#include <unordered_map>
+#include <vector>
 
 #include "ir/node.h"
+#include "ir/node_positions.h"
 
 namespace lz::frontend {
 
@@ -47,7 +48,8 @@ class GradientTape {
     ir::NodePtr recorded;   // kept alive, so that its address is not reused for another node
     ir::NodePtr structure;  // a copy that no evaluation changes
   };
-  std::unordered_map<const ir::Node*, Entry> entries_;
+  std::vector<Entry> entries_;
+  ir::NodePositions positions_;  // of each recorded node in entries_
   GradientTape* outer_ = nullptr;
   bool recording_ = true;
 };
