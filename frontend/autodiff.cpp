@@ -91,9 +91,9 @@ ForwardPass::ForwardPass(const std::vector<ir::NodePtr>& outputs,
 
 const ir::Node* ForwardPass::structure_of(const ir::NodePtr& node) {
   if (inputs_.contains(node.get()) || node->stops_gradient) return nullptr;
-  if (finished_tape_ != nullptr) {
-    if (const ir::Node* structure = finished_tape_->structure_of(node.get())) return structure;
-  }
+  // grad's f: what f recorded (an inner gradient's backward pass included) is on its tape, and
+  // every value from before f is a constant, as in JAX, whether or not it has been computed.
+  if (finished_tape_ != nullptr) return finished_tape_->structure_of(node.get());
   if (const ir::Node* structure = frontend::GradientTape::recorded_structure(node.get())) {
     return structure;
   }

@@ -29,7 +29,8 @@ std::vector<Tensor> vjp(const std::vector<Tensor>& outputs, const std::vector<Te
                         const std::vector<Tensor>& cotangents, LZ_HERE);
 
 /// The gradient of `f` with respect to each of `params`: f is called once with `params` (its code
-/// is recorded, not computed) and must return a 0-d floating tensor.
+/// is recorded, not computed) and must return a 0-d floating tensor. Values f uses that were
+/// recorded before the call are constants to the gradient, computed or not.
 std::vector<Tensor> grad(const ScalarFunction& f, const std::vector<Tensor>& params, LZ_HERE);
 
 /// f's value and its gradients, from one recording of f.
