@@ -50,19 +50,24 @@ SGD::SGD(Options options) : options_(options) {}
 void SGD::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                std::source_location loc) try {
   check_step("SGD", params, grads, velocity_);
-  const bool first = velocity_.empty();
-  if (options_.momentum != 0) velocity_.resize(params.size());
+  // The new values are made first and kept only once every update is recorded, so that a step
+  // that fails (a gradient on another device) changes nothing.
+  std::vector<Tensor> updated(params.size());
+  std::vector<Tensor> velocity(options_.momentum != 0 ? params.size() : 0);
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     Tensor g = frontend::cast(grads[i], p.dtype(), loc);
     if (options_.weight_decay != 0) g = Traced(g, loc) + Traced(p, loc) * options_.weight_decay;
     if (options_.momentum != 0) {
-      velocity_[i] = first ? g : Traced(Traced(velocity_[i], loc) * options_.momentum, loc) + g;
-      g = options_.nesterov ? Traced(g, loc) + Traced(velocity_[i], loc) * options_.momentum
-                            : velocity_[i];
+      velocity[i] =
+          velocity_.empty() ? g : Traced(Traced(velocity_[i], loc) * options_.momentum, loc) + g;
+      g = options_.nesterov ? Traced(g, loc) + Traced(velocity[i], loc) * options_.momentum
+                            : velocity[i];
     }
-    params[i] = Traced(p, loc) - Traced(g, loc) * options_.learning_rate;
+    updated[i] = Traced(p, loc) - Traced(g, loc) * options_.learning_rate;
   }
+  params = std::move(updated);
+  velocity_ = std::move(velocity);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -72,31 +77,37 @@ Adam::Adam(Options options) : options_(options) {}
 void Adam::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                 std::source_location loc) try {
   check_step("Adam", params, grads, first_moment_);
-  if (first_moment_.empty()) {
-    for (const Tensor& p : params) {
-      const DeviceScope on_parameter_device(p.device());
-      first_moment_.push_back(zeros(p.shape(), p.dtype(), loc));
-      second_moment_.push_back(zeros(p.shape(), p.dtype(), loc));
-    }
-  }
-  ++steps_;
   const Options& o = options_;
   // The bias corrections fold into the step size and epsilon, numbers computed here.
-  const double first_correction = 1 - std::pow(o.beta1, static_cast<double>(steps_));
-  const double second_root = std::sqrt(1 - std::pow(o.beta2, static_cast<double>(steps_)));
+  const auto t = static_cast<double>(steps_ + 1);
+  const double first_correction = 1 - std::pow(o.beta1, t);
+  const double second_root = std::sqrt(1 - std::pow(o.beta2, t));
   const double step_size = o.learning_rate / first_correction;
+  // As in SGD::step, nothing changes until every update is recorded.
+  std::vector<Tensor> updated(params.size());
+  std::vector<Tensor> first_moment(params.size());
+  std::vector<Tensor> second_moment(params.size());
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     Tensor g = frontend::cast(grads[i], p.dtype(), loc);
     if (o.weight_decay != 0) g = Traced(g, loc) + Traced(p, loc) * o.weight_decay;
-    Tensor& m = first_moment_[i];
-    Tensor& v = second_moment_[i];
-    m = Traced(Traced(m, loc) * o.beta1, loc) + Traced(g, loc) * (1 - o.beta1);
-    v = Traced(Traced(v, loc) * o.beta2, loc) + Traced(square(g, loc), loc) * (1 - o.beta2);
+    Tensor& m = first_moment[i];
+    Tensor& v = second_moment[i];
+    // Zero moments before the first step.
+    m = first_moment_.empty()
+            ? Traced(g, loc) * (1 - o.beta1)
+            : Traced(Traced(first_moment_[i], loc) * o.beta1, loc) + Traced(g, loc) * (1 - o.beta1);
+    v = second_moment_.empty() ? Traced(square(g, loc), loc) * (1 - o.beta2)
+                               : Traced(Traced(second_moment_[i], loc) * o.beta2, loc) +
+                                     Traced(square(g, loc), loc) * (1 - o.beta2);
     // m_hat / (sqrt(v_hat) + eps) = (m / c1) / (sqrt(v) / c2 + eps)
     const Tensor denominator = Traced(Traced(sqrt(v, loc), loc) / second_root, loc) + o.epsilon;
-    params[i] = Traced(p, loc) - Traced(Traced(m, loc) * step_size, loc) / denominator;
+    updated[i] = Traced(p, loc) - Traced(Traced(m, loc) * step_size, loc) / denominator;
   }
+  params = std::move(updated);
+  first_moment_ = std::move(first_moment);
+  second_moment_ = std::move(second_moment);
+  ++steps_;
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

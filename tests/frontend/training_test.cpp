@@ -241,6 +241,31 @@ TEST(OptimizerTest, AnAdamStepIsOneKernelUpdatingTheParameterAndItsMoments) {
   EXPECT_EQ(lz::stats().kernels_launched, 1);
 }
 
+TEST(OptimizerTest, AStepThatFailsChangesNothing) {
+  // The second gradient is on another device, so the step throws after recording the first
+  // parameter's update; neither the parameters nor the optimizer's state may keep any of it.
+  const lz::Device other = lz::Device::cpu(1);
+  for (int adam = 0; adam < 2; ++adam) {
+    SCOPED_TRACE(adam ? "Adam" : "SGD");
+    lz::optim::SGD sgd({.learning_rate = 0.1, .momentum = 0.9});
+    lz::optim::Adam optimizer({.learning_rate = 0.1});
+    auto step = [&](std::vector<Tensor>& p, const std::vector<Tensor>& g) {
+      adam ? optimizer.step(p, g) : sgd.step(p, g);
+    };
+    std::vector<Tensor> params{lz::ones({2}, lz::float64), lz::ones({3}, lz::float64)};
+    const std::vector<Tensor> before = params;
+    EXPECT_THROW(step(params, {lz::ones({2}, lz::float64), lz::ones({3}, lz::float64).to(other)}),
+                 lz::Error);
+    EXPECT_EQ(params[0].node(), before[0].node());
+    EXPECT_EQ(params[1].node(), before[1].node());
+    EXPECT_EQ(optimizer.steps(), 0);
+    // The next step is the first: the same as a fresh optimizer's.
+    step(params, {lz::ones({2}, lz::float64), lz::ones({3}, lz::float64)});
+    // SGD's first step moves by lr * g (its velocity starts at g), Adam's by lr * sign(g).
+    EXPECT_NEAR(params[1].to_vector<double>()[0], 0.9, 1e-7);
+  }
+}
+
 TEST(OptimizerTest, StepsOfOtherParametersAreErrors) {
   std::vector<Tensor> params{lz::ones({3})};
   lz::optim::SGD sgd({.learning_rate = 0.1, .momentum = 0.9});
