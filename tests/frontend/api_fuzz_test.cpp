@@ -258,8 +258,13 @@ class ApiFuzzer {
     const int64_t pending_at_start = pending_count();
     for (int i = 0; i < 3; ++i) create();
     for (int i = 0; i < kCallsPerProgram && failures_ < kMaxReportedFailures; ++i) step();
-    if (chance(0.5)) check_values(pool_);
-    if (!sync_ && chance(0.5)) check_gradients();
+    // One or the other: each evaluates the pool's forward graph, after which it is data, which
+    // has no gradient.
+    if (chance(0.5)) {
+      check_values(pool_);
+    } else if (!sync_) {
+      check_gradients();
+    }
     if (had_error_) check_runtime_usable();
     pool_.clear();
     if (pending_count() != pending_at_start) {
@@ -1064,8 +1069,10 @@ class ApiFuzzer {
   /// The gradients of one floating tensor of the program, weighted by a random cotangent, with
   /// respect to a few others (lz::vjp records the backward pass as ops): each must have its
   /// input's shape and dtype, and, evaluated, agree with the reference interpreter on a copy of
-  /// the backward graph, as check_values checks the forward values. Not in the sync engine, where
-  /// every value is computed as it is recorded and so keeps no record of its inputs.
+  /// the backward graph, as check_values checks the forward values. This checks how backward
+  /// graphs are optimized and compiled; the rules themselves are checked against finite
+  /// differences (autodiff_test.cpp). Not in the sync engine, where every value is computed as
+  /// it is recorded and so keeps no record of its inputs.
   void check_gradients() {
     std::vector<Tensor> floating;
     for (const Tensor& tensor : pool_) {
