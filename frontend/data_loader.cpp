@@ -126,8 +126,10 @@ class DataLoader::Worker {
       if (stopping_) return;
       const uint64_t generation = generation_;
       const int64_t epoch = epoch_;
+      lock.unlock();  // next() and start_epoch() need not wait for the shuffle
       const std::vector<int64_t> order =
           options_.shuffle ? shuffled(rows_, options_.seed, epoch) : std::vector<int64_t>{};
+      lock.lock();
       for (int64_t batch = 0; batch < batches_per_epoch(); ++batch) {
         changed_.wait(lock, [&] {
           return stopping_ || generation_ != generation ||
