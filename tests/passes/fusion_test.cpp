@@ -499,6 +499,23 @@ TEST(FusionTest, AReductionOverLeadingAxesTakesNoBroadcastBackEpilogueBeyondTheC
       << reason_for(graph, plan, 3, 5);
 }
 
+TEST(FusionTest, ASmallColumnSumFirstStillTakesTheSharedProduct) {
+  // Below the first-level cache the column sum's kernel may write the product column by column.
+  const Graph graph = parse(R"(
+    %a = data() : f32[3,4]
+    %b = data() : f32[3,4]
+    %x = mul(%a, %b) : f32[3,4]
+    %columns = sum(%x) {axes=[0], keepdims=false} : f32[4]
+    %rows = sum(%x) {axes=[1], keepdims=false} : f32[3]
+    return %columns, %rows
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(reason_for(graph, plan, 2, 4), "consumer is a reduction over a different axis");
+}
+
 TEST(FusionTest, ReductionsOverOtherAxesDoNotChain) {
   const Graph graph = parse(R"(
     %x = data() : f32[3,4]
