@@ -118,9 +118,11 @@ Tensor borrow_data(const T* data, Shape shape, std::function<void()> release, De
                    std::source_location loc) try {
   frontend::check_shape("borrow_data", shape);
   check_pointer("borrow_data", data, shape);
-  return record_data(
-      memory::Buffer::borrow(dtype_of<T>(), shape_size(shape), data, std::move(release)),
-      std::move(shape), device, loc);
+  // The buffer is made before the call: in one call, `shape` may be moved into record_data's
+  // parameter before its size is read (the order of arguments is unspecified).
+  std::shared_ptr<memory::Buffer> buffer =
+      memory::Buffer::borrow(dtype_of<T>(), shape_size(shape), data, std::move(release));
+  return record_data(std::move(buffer), std::move(shape), device, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

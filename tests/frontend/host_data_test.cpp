@@ -54,6 +54,8 @@ TEST(HostDataTest, BorrowedMemoryIsReadInPlaceAndReleasedOnceWhenNothingNeedsIt)
   {
     const lz::Tensor x = lz::borrow_data(memory.data(), {2, 2}, [&] { ++releases; });
     EXPECT_EQ(x.data<float>().data(), memory.data()) << "no copy";
+    EXPECT_EQ(x.data<float>().size(), 4u);
+    EXPECT_EQ(x.to_vector<float>(), memory);
     const lz::Tensor y = x * 2 + 1;
     EXPECT_EQ(y.to_vector<float>(), std::vector<float>({3, 5, 7, 9}));
     EXPECT_EQ(lz::sum(x).item<float>(), 10);
