@@ -421,20 +421,21 @@ TEST(FusionTest, UserHeldIntermediateIsWrittenOutByItsKernelAndComputedOnce) {
 }
 
 TEST(FusionTest, ReductionsOverDifferentAxesOfOneInputAreSeparateKernels) {
-  const Graph graph = parse(R"(
-    %a = data() : f32[3,4]
-    %b = data() : f32[3,4]
-    %x = mul(%a, %b) : f32[3,4]
-    %rows = sum(%x) {axes=[1], keepdims=false} : f32[3]
-    %columns = sum(%x) {axes=[0], keepdims=false} : f32[4]
-    return %rows, %columns
-  )");
-  const plan::FusionPlan plan = fuse(graph);
-  ASSERT_EQ(plan.kernels.size(), 2u);
-  // The shared product is computed once, in the first kernel, and written out for the second.
-  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(reason_for(graph, plan, 2, 4), "consumer is a reduction over a different axis");
+  // Either order: below the first-level cache a column sum's kernel may also take the product.
+  const std::string rows = "%rows = sum(%x) {axes=[1], keepdims=false} : f32[3]\n";
+  const std::string columns = "%columns = sum(%x) {axes=[0], keepdims=false} : f32[4]\n";
+  for (const bool rows_first : {true, false}) {
+    SCOPED_TRACE(rows_first ? "rows first" : "columns first");
+    const Graph graph =
+        parse("%a = data() : f32[3,4]\n%b = data() : f32[3,4]\n%x = mul(%a, %b) : f32[3,4]\n" +
+              (rows_first ? rows + columns : columns + rows) + "return %rows, %columns\n");
+    const plan::FusionPlan plan = fuse(graph);
+    ASSERT_EQ(plan.kernels.size(), 2u);
+    // The shared product is computed once, in the first kernel, and written out for the second.
+    EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(reason_for(graph, plan, 2, 4), "consumer is a reduction over a different axis");
+  }
 }
 
 // A gradient's relu mask feeds the next layer's matmul and its column sums (the bias's
@@ -497,23 +498,6 @@ TEST(FusionTest, AReductionOverLeadingAxesTakesNoBroadcastBackEpilogueBeyondTheC
   EXPECT_NE(reason_for(graph, plan, 3, 5).find("would write it column by column"),
             std::string::npos)
       << reason_for(graph, plan, 3, 5);
-}
-
-TEST(FusionTest, ASmallColumnSumFirstStillTakesTheSharedProduct) {
-  // Below the first-level cache the column sum's kernel may write the product column by column.
-  const Graph graph = parse(R"(
-    %a = data() : f32[3,4]
-    %b = data() : f32[3,4]
-    %x = mul(%a, %b) : f32[3,4]
-    %columns = sum(%x) {axes=[0], keepdims=false} : f32[4]
-    %rows = sum(%x) {axes=[1], keepdims=false} : f32[3]
-    return %columns, %rows
-  )");
-  const plan::FusionPlan plan = fuse(graph);
-  ASSERT_EQ(plan.kernels.size(), 2u);
-  EXPECT_EQ(positions_of(graph, plan.kernels[0].nodes), (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(positions_of(graph, plan.kernels[0].outputs), (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(reason_for(graph, plan, 2, 4), "consumer is a reduction over a different axis");
 }
 
 TEST(FusionTest, ReductionsOverOtherAxesDoNotChain) {
