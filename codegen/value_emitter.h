@@ -22,6 +22,11 @@
 //   leaf(node, index)                   full, arange, random_* at `index`
 //   cast(node, x), unary(node, x), binary(node, x, y), select(node, condition, a, b)
 //   concatenate(node, index)            the one view whose inputs each hold part of the result
+//   gather_position(node, raw, extent)  a gather's index value `raw` as a position on an axis of
+//                                       `extent` (a Value) elements: {the position, counted from
+//                                       the end when negative and clamped into the axis, whether
+//                                       it was inside}
+//   gather_fill(node)                   what a gather gives for an index outside the axis
 //   refuse(node)                        [[noreturn]]: an op no kernel computes (a matmul)
 #pragma once
 
@@ -245,9 +250,29 @@ class ValueEmitter {
         return emit_value(&input, at);
       }
       case ir::Op::Concatenate: return backend().concatenate(node, index);
+      case ir::Op::Gather: return compute_gather(node, index);
       default: break;
     }
     throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " movement");
+  }
+
+  /// The index is a value of the kernel like any other; x is read where it points, at a position
+  /// clamped into the axis so that no read leaves x, and an index outside gives the fill.
+  Value compute_gather(const ir::Node* node, Index& index) {
+    const ir::Node& x = *node->inputs[0];
+    const int64_t axis = node->axes[0];
+    if (x.shape[axis] == 0) return backend().gather_fill(node);
+    Value raw = input_value(*node, 1, index);
+    const auto [position, inside] =
+        backend().gather_position(node, raw, extent_value(extent(x.shape[axis])));
+    const std::vector<Value> dims = dims_of(index);
+    Index at{&x.shape, std::vector<Value>(dims.size()), Value{}};
+    for (size_t d = 0; d < dims.size(); ++d) {
+      at.dims[d] = x.shape[d] == 1 ? backend().index_constant(0) : dims[d];
+    }
+    at.dims[axis] = position;
+    Value value = emit_value(&x, at);
+    return backend().select(node, inside, value, backend().gather_fill(node));
   }
 };
 

@@ -1,4 +1,5 @@
-// Movement ops: reshape, transpose, broadcast_to, slice, concatenate, expand_dims, squeeze.
+// Movement ops: reshape, transpose, broadcast_to, slice, concatenate, expand_dims, squeeze,
+// take and take_along_axis.
 #include <algorithm>
 
 #include "frontend/recording.h"
@@ -47,6 +48,22 @@ std::string list_string(const std::vector<int64_t>& values) {
   std::string text = "[";
   for (size_t i = 0; i < values.size(); ++i) text += (i ? "," : "") + std::to_string(values[i]);
   return text + "]";
+}
+
+/// Throws "[op] indices must be int32 or int64" for any other dtype.
+void check_index_dtype(std::string_view op, const ir::Node& indices) {
+  if (indices.dtype != int32 && indices.dtype != int64) {
+    throw Error("[" + std::string(op) + "] indices must be int32 or int64, got " +
+                dtype_name(indices.dtype) + "; convert them with astype(int64)");
+  }
+}
+
+/// The gather node reading x where `indices` (of x's rank) point along non-negative `axis`.
+Tensor gather(const ir::NodePtr& x, const ir::NodePtr& indices, int64_t axis,
+              std::source_location loc) {
+  ir::NodePtr gathered = make_node(Op::Gather, {x, indices}, loc);
+  gathered->axes = {axis};
+  return record(std::move(gathered));
 }
 
 }  // namespace
@@ -223,6 +240,72 @@ Tensor squeeze(const Tensor& x, std::vector<int> axes, std::source_location loc)
     if (!removed[d]) shape.push_back(node->shape[d]);
   }
   return reshape_to(x, std::move(shape), loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, int axis,
+                       std::source_location loc) try {
+  const ir::NodePtr& node = node_of(x, "take_along_axis");
+  const ir::NodePtr& index_node = node_of(indices, "take_along_axis");
+  check_index_dtype("take_along_axis", *index_node);
+  if (node->ndim() == 0 || index_node->ndim() != node->ndim()) {
+    throw Error("[take_along_axis] x " + shape_string(node->shape) + " and indices " +
+                shape_string(index_node->shape) +
+                " must have the same number of dimensions, at least 1");
+  }
+  const int64_t normalized = ir::normalize_axis("take_along_axis", axis, node->shape);
+  for (int d = 0; d < node->ndim(); ++d) {
+    const int64_t a = node->shape[d];
+    const int64_t b = index_node->shape[d];
+    if (d != normalized && a != b && a != 1 && b != 1) {
+      throw Error("[take_along_axis] x " + shape_string(node->shape) + " and indices " +
+                  shape_string(index_node->shape) + " differ on axis " + std::to_string(d) +
+                  "; outside axis " + std::to_string(axis) +
+                  " their extents must match or one be 1");
+    }
+  }
+  return gather(node, index_node, normalized, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+Tensor take(const Tensor& x, const Tensor& indices, int axis, std::source_location loc) try {
+  const ir::NodePtr& node = node_of(x, "take");
+  const ir::NodePtr& index_node = node_of(indices, "take");
+  check_index_dtype("take", *index_node);
+  if (node->ndim() == 0) {
+    throw Error("[take] x is zero-dimensional and has no axis " + std::to_string(axis) +
+                "; take without an axis reads it flattened");
+  }
+  const int64_t a = ir::normalize_axis("take", axis, node->shape);
+  const Shape& x_shape = node->shape;
+  const Shape& index_shape = index_node->shape;
+  const auto count = static_cast<int64_t>(index_shape.size());
+  // x keeps its axes with the indices' leading ones inserted before `axis` as size 1, the
+  // indices get x's other axes as size 1: one gather along the indices' last axis then reads
+  // every index for every slice. A 0-d index gathers one position, whose axis then goes.
+  Shape x_view(x_shape.begin(), x_shape.begin() + a);
+  x_view.insert(x_view.end(), std::max<int64_t>(count - 1, 0), 1);
+  x_view.insert(x_view.end(), x_shape.begin() + a, x_shape.end());
+  Shape index_view(a, 1);
+  index_view.insert(index_view.end(), index_shape.begin(), index_shape.end());
+  if (count == 0) index_view.push_back(1);
+  index_view.insert(index_view.end(), x_shape.size() - a - 1, 1);
+  const int64_t gather_axis = a + std::max<int64_t>(count - 1, 0);
+  Tensor gathered = gather(reshape_to(x, x_view, loc).node(),
+                           reshape_to(indices, index_view, loc).node(), gather_axis, loc);
+  if (count > 0) return gathered;
+  Shape result(x_shape.begin(), x_shape.begin() + a);
+  result.insert(result.end(), x_shape.begin() + a + 1, x_shape.end());
+  return reshape_to(gathered, std::move(result), loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+Tensor take(const Tensor& x, const Tensor& indices, std::source_location loc) try {
+  const ir::NodePtr& node = node_of(x, "take");
+  return take(reshape_to(x, {node->size()}, loc), indices, 0, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

@@ -35,6 +35,7 @@ class Rule {
   std::vector<Tensor> reduction();
   std::vector<Tensor> slice();
   std::vector<Tensor> concatenate(const std::vector<bool>& wanted);
+  std::vector<Tensor> gather();
   std::vector<Tensor> matmul(const std::vector<bool>& wanted);
 
   /// `t` (shaped like the result) summed over the axes along which input `i` was broadcast.
@@ -73,6 +74,7 @@ std::vector<Tensor> Rule::apply(const std::vector<bool>& wanted) {
     }
     case Op::BroadcastTo: return {unbroadcast(g_, input_shape(0))};
     case Op::Slice: return slice();
+    case Op::Gather: return gather();
     default: return concatenate(wanted);
   }
 }
@@ -225,6 +227,25 @@ std::vector<Tensor> Rule::concatenate(const std::vector<bool>& wanted) {
     offset += shape[axis];
   }
   return out;
+}
+
+std::vector<Tensor> Rule::gather() {
+  // x's element j along the axis receives the cotangent of every read whose index is j: the
+  // indices compared with each position of the axis, on a new axis after it, select the
+  // cotangent, and a sum over the gathered axis adds the reads up. Indices outside the axis
+  // match no position. The indices have no gradient.
+  const int axis = static_cast<int>(forward_.axes[0]);
+  const Shape& x_shape = input_shape(0);
+  const int64_t extent = x_shape[axis];
+  const Tensor indices = lz::astype(input(1), int64, loc_);
+  const Tensor position = where(Traced(indices, loc_) < 0, add(indices, extent), indices, loc_);
+  Shape along_new_axis(x_shape.size() + 1, 1);
+  along_new_axis[axis + 1] = extent;
+  const Tensor positions =
+      lz::reshape(lz::arange(0, static_cast<double>(extent), 1, int64, loc_), along_new_axis, loc_);
+  const Tensor hits = Traced(lz::expand_dims(position, axis + 1, loc_), loc_) == positions;
+  const Tensor spread = where(hits, lz::expand_dims(g_, axis + 1, loc_), 0, loc_);
+  return {unbroadcast(lz::sum(spread, {axis}, /*keepdims=*/false, loc_), x_shape)};
 }
 
 std::vector<Tensor> Rule::matmul(const std::vector<bool>& wanted) {

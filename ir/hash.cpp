@@ -40,7 +40,8 @@ void add_structural_attributes(Hasher& hasher, const Node& node) {
       hasher.add(node.keepdims ? 1 : 0);
       break;
     case Op::Transpose:
-    case Op::Concatenate: hasher.add_list(node.axes); break;
+    case Op::Concatenate:
+    case Op::Gather: hasher.add_list(node.axes); break;
     case Op::Slice:
       hasher.add_list(node.starts);
       hasher.add_list(node.steps);

@@ -47,7 +47,7 @@ struct Node : std::enable_shared_from_this<Node> {
   Shape shape;
   std::vector<NodePtr> inputs;
   // Sum/Max/Min/Argmax/Argmin: reduced axes (ascending, non-negative). Transpose: the permutation.
-  // Concatenate: {axis}.
+  // Concatenate, Gather: {axis}.
   std::vector<int64_t> axes;
   // Slice: per axis, the first index and the step (non-zero); the extent is the node's shape.
   std::vector<int64_t> starts;

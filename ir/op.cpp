@@ -48,6 +48,7 @@ constexpr std::array<OpInfo, kOpCount> kOpTable = {{
     {"broadcast_to", OpKind::Movement, 1},
     {"slice", OpKind::Movement, 1},
     {"concatenate", OpKind::Movement, -1},
+    {"gather", OpKind::Movement, 2},
     {"matmul", OpKind::LinearAlgebra, 2},
 }};
 

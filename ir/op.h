@@ -56,6 +56,7 @@ enum class Op : uint8_t {
   BroadcastTo,  // to the node's shape
   Slice,        // starts, steps per axis; the node's shape gives the extent
   Concatenate,  // axes = {axis}
+  Gather,       // gather(x, indices), axes = {axis}: x read where indices point along axis
   // Linear algebra: batched matrix product of operands with rank >= 2, batch dims broadcast.
   MatMul,
 };

@@ -35,7 +35,8 @@ std::span<const std::string_view> attribute_keys(Op op) {
     case Op::Argmax:
     case Op::Argmin: return kReduction;
     case Op::Transpose: return kTranspose;
-    case Op::Concatenate: return kConcatenate;
+    case Op::Concatenate:
+    case Op::Gather: return kConcatenate;
     case Op::Slice: return kSlice;
     default: return {};
   }

@@ -91,6 +91,7 @@ void append_attributes(std::string& out, const Node& node) {
       append_list(out, node.axes);
       break;
     case Op::Concatenate:
+    case Op::Gather:
       out += "{axis=";
       // A malformed node keeps its whole list visible; the parser rejects it.
       if (node.axes.size() == 1)

@@ -237,6 +237,34 @@ TensorType infer_concatenate(const Node& node) {
   return {first.dtype, std::move(shape)};
 }
 
+TensorType infer_gather(const Node& node) {
+  const Node& x = *node.inputs[0];
+  const Node& indices = *node.inputs[1];
+  if (indices.dtype != int32 && indices.dtype != int64) {
+    fail("gather", std::string("indices must be int32 or int64, got ") + dtype_name(indices.dtype));
+  }
+  if (x.ndim() == 0 || indices.ndim() != x.ndim()) {
+    fail("gather", "x " + shape_string(x.shape) + " and indices " + shape_string(indices.shape) +
+                       " must have the same rank, at least 1");
+  }
+  if (node.axes.size() != 1 || node.axes[0] < 0 || node.axes[0] >= x.ndim()) {
+    fail("gather", "axis " + list_string(node.axes) + " is not a single axis of shape " +
+                       shape_string(x.shape));
+  }
+  const int64_t axis = node.axes[0];
+  Shape shape(x.ndim());
+  for (int d = 0; d < x.ndim(); ++d) {
+    const int64_t a = x.shape[d];
+    const int64_t b = indices.shape[d];
+    if (d != axis && a != b && a != 1 && b != 1) {
+      fail("gather", "x " + shape_string(x.shape) + " and indices " + shape_string(indices.shape) +
+                         " cannot be broadcast together outside axis " + std::to_string(axis));
+    }
+    shape[d] = d == axis ? b : (a == 1 ? b : a);
+  }
+  return {x.dtype, std::move(shape)};
+}
+
 TensorType infer_matmul(const Node& node) {
   const Node& a = *node.inputs[0];
   const Node& b = *node.inputs[1];
@@ -294,6 +322,7 @@ TensorType infer_movement(const Node& node) {
     }
     case Op::Transpose: return infer_transpose(node);
     case Op::Slice: return infer_slice(node);
+    case Op::Gather: return infer_gather(node);
     default: return infer_concatenate(node);
   }
 }

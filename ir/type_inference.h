@@ -8,7 +8,8 @@
 //  - `neg`, `abs`, `square`, `relu`, `add`, `sub`, `mul`, `pow`, `matmul` take no bool operands;
 //  - `where`'s condition is bool;
 //  - `sum` keeps its input dtype (the frontend casts bool/int32 to int64 first);
-//  - `argmax` and `argmin` give int64; `random_normal` is floating only.
+//  - `argmax` and `argmin` give int64; `random_normal` is floating only;
+//  - `gather`'s indices are int32 or int64, of x's rank, broadcasting with x off the axis.
 // Errors are lz::Error with the op's name in brackets, the shapes/dtypes and what would be valid.
 #pragma once
 

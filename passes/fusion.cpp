@@ -9,9 +9,10 @@
 // kernel is an ancestor of the kernel's last node (its root), and each value is computed once.
 //
 // - Data leaves (and any node already holding a buffer) are in no kernel; kernels read them.
-// - Elementwise ops, movement ops (reshape, transpose, slice, concatenate, broadcast_to) and leaf
-//   generators (full, arange, random_*) fuse into their consumers. Inside a kernel a movement or a
-//   broadcast is index arithmetic and a 0-d full is a parameter: nothing is copied.
+// - Elementwise ops, movement ops (reshape, transpose, slice, concatenate, broadcast_to, gather)
+//   and leaf generators (full, arange, random_*) fuse into their consumers. Inside a kernel a
+//   movement or a broadcast is index arithmetic (a gather's, computed from its index operand's
+//   value) and a 0-d full is a parameter: nothing is copied.
 // - matmul runs alone (an external BLAS call): it fuses into nothing, so its elementwise epilogue
 //   (bias, relu) forms one kernel after it, and nothing fuses into it but a transpose of an
 //   operand's last two axes that only it reads and nobody asked for (h^T in a gradient h^T @ g):

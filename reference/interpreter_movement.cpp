@@ -1,6 +1,8 @@
-// Movement ops: reshape, transpose, broadcast_to, slice, concatenate. They only move elements,
-// so they copy bytes or elements without looking at the values.
+// Movement ops: reshape, transpose, broadcast_to, slice, concatenate, gather. They only move
+// elements, so they copy bytes or elements without looking at the values (gather looks at its
+// indices only).
 #include <cstring>
+#include <limits>
 
 #include "reference/interpreter_internal.h"
 
@@ -61,6 +63,49 @@ void concatenate(const ir::Node& node, std::span<const memory::Buffer* const> in
   }
 }
 
+/// What gather reads for an index outside its axis: NaN for floating dtypes, the lowest value for
+/// integers and true for bool, so that a bad index shows in the result (JAX's "fill" mode).
+template <class T>
+T gather_fill() {
+  if constexpr (std::is_same_v<T, bool>) {
+    return true;
+  } else if constexpr (kIsFloating<T>) {
+    return std::numeric_limits<T>::quiet_NaN();
+  } else {
+    return std::numeric_limits<T>::lowest();
+  }
+}
+
+/// out[..., i, ...] = x[..., indices[..., i, ...], ...] along the axis, x and indices broadcast
+/// against each other on the other axes; a negative index counts from the end.
+void gather_along_axis(const ir::Node& node, const memory::Buffer& x, const memory::Buffer& indices,
+                       memory::Buffer& out) {
+  const ir::Node& x_node = *node.inputs[0];
+  const ir::Node& indices_node = *node.inputs[1];
+  const int64_t axis = node.axes[0];
+  const int64_t extent = x_node.shape[axis];
+  std::vector<int64_t> x_strides = broadcast_strides(x_node.shape, node.shape);
+  const int64_t axis_stride = contiguous_strides(x_node.shape)[axis];
+  x_strides[axis] = 0;  // the axis is read where the index points
+  const std::vector<int64_t> index_strides = broadcast_strides(indices_node.shape, node.shape);
+  visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
+    const T* in = x.data_as<T>();
+    T* result = out.data_as<T>();
+    const auto read_index = [&](int64_t offset) {
+      return indices_node.dtype == int32 ? int64_t{indices.data_as<int32_t>()[offset]}
+                                         : indices.data_as<int64_t>()[offset];
+    };
+    walk_strided<2>(node.shape, {x_strides.data(), index_strides.data()}, {0, 0},
+                    [&](int64_t i, const std::array<int64_t, 2>& offset) {
+                      int64_t position = read_index(offset[1]);
+                      if (position < 0) position += extent;
+                      result[i] = position >= 0 && position < extent
+                                      ? in[offset[0] + position * axis_stride]
+                                      : gather_fill<T>();
+                    });
+  });
+}
+
 }  // namespace
 
 void interpret_movement(const ir::Node& node, std::span<const memory::Buffer* const> inputs,
@@ -76,6 +121,7 @@ void interpret_movement(const ir::Node& node, std::span<const memory::Buffer* co
       return gather(node, x, broadcast_strides(node.inputs[0]->shape, node.shape), 0, out);
     case ir::Op::Slice: return slice(node, x, out);
     case ir::Op::Concatenate: return concatenate(node, inputs, out);
+    case ir::Op::Gather: return gather_along_axis(node, x, *inputs[1], out);
     default: fail_unsupported_dtype(node, node.dtype);
   }
 }

@@ -378,6 +378,21 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     return result;
   }
 
+  std::pair<Value*, Value*> gather_position(const Node* node, Value* raw, Value* extent) {
+    Value* index =
+        node->inputs[1]->dtype == int64 ? raw : builder_.CreateSExt(raw, builder_.getInt64Ty());
+    Value* from_end = builder_.CreateAdd(index, extent);
+    index = builder_.CreateSelect(builder_.CreateICmpSLT(index, constant(0)), from_end, index);
+    Value* inside = builder_.CreateICmpULT(index, extent);
+    return {builder_.CreateSelect(inside, index, constant(0)), inside};
+  }
+  Value* gather_fill(const Node* node) {
+    llvm::Type* type = value_type(context_, node->dtype);
+    if (is_floating(node->dtype)) return llvm::ConstantFP::getNaN(type);
+    if (node->dtype == bool_) return builder_.getTrue();
+    return llvm::ConstantInt::get(type, llvm::APInt::getSignedMinValue(type->getIntegerBitWidth()));
+  }
+
   // ---------------------------------------------------------------------------------------
   // Elementwise phases
 

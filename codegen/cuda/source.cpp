@@ -325,6 +325,23 @@ class SourceEmitter : public ValueEmitter<SourceEmitter, std::string> {
                 dtype_name(dtype) + " form (shape " + shape_string(node->shape) + ")");
   }
 
+  std::pair<std::string, std::string> gather_position(const Node*, const std::string& raw,
+                                                      const std::string& extent) {
+    const std::string index = declare("lz_i64", "(lz_i64)" + raw);
+    const std::string wrapped =
+        declare("lz_i64", index + " < 0 ? " + index + " + " + extent + " : " + index);
+    const std::string inside =
+        declare("bool", "(unsigned long long)" + wrapped + " < (unsigned long long)" + extent);
+    return {declare("lz_i64", inside + " ? " + wrapped + " : 0"), inside};
+  }
+  std::string gather_fill(const Node* node) {
+    switch (node->dtype) {
+      case DType::Float32: return "lz_nan_f32()";
+      case DType::Float64: return "lz_nan_f64()";
+      default: return extremum_identity(node->dtype, node->dtype != bool_);
+    }
+  }
+
   /// A branch per input: only the input holding the position is read.
   std::string concatenate(const Node* node, Index& index) {
     const int64_t axis = node->axes[0];

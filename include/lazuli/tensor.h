@@ -351,6 +351,20 @@ Tensor concatenate(const std::vector<Tensor>& tensors, int axis = 0, LZ_HERE);
 Tensor expand_dims(const Tensor& x, int axis, LZ_HERE);
 /// Removes the given size-1 axes, or all size-1 axes when none are given.
 Tensor squeeze(const Tensor& x, std::vector<int> axes = {}, LZ_HERE);
+/// numpy.take_along_axis: out[..., i, ...] = x[..., indices[..., i, ...], ...] along `axis`, with
+/// x and `indices` (int32 or int64, of x's rank) broadcast against each other on the other axes.
+/// A negative index counts from the end. An index outside the axis reads NaN (floating x), the
+/// lowest value (integer x) or true (bool x), as JAX's "fill" mode, so that it shows in the
+/// result; its gradient is 0. The gradient adds each read's cotangent into a zero tensor shaped
+/// like x, through a comparison with every position of the axis: (elements of the result) x (the
+/// axis extent) operations, fused into one kernel, never a copy of that size.
+Tensor take_along_axis(const Tensor& x, const Tensor& indices, int axis, LZ_HERE);
+/// numpy.take: the slices of x at `indices` (int32 or int64, any shape) along `axis`, which the
+/// indices' axes replace in the result: x (5, 7) and indices (2, 3) along axis 1 give (5, 2, 3).
+/// Indices and gradient as in take_along_axis.
+Tensor take(const Tensor& x, const Tensor& indices, int axis, LZ_HERE);
+/// numpy.take without an axis: the elements of x flattened at `indices`, shaped like them.
+Tensor take(const Tensor& x, const Tensor& indices, LZ_HERE);
 
 // ---- Linear algebra and nn -------------------------------------------------------------------
 

@@ -954,6 +954,74 @@ def add_creation():
         add(f"arange_{name}", "arange", expected, **params)
 
 
+def take_along_axis_filled(array, indices, axis):
+    """numpy.take_along_axis with lazuli's reading of an index outside the axis: NaN, the lowest
+    integer or True (JAX's "fill" mode); negative indices count from the end."""
+    extent = array.shape[axis]
+    wrapped = np.where(indices < 0, indices + extent, indices)
+    inside = (wrapped >= 0) & (wrapped < extent)
+    if extent == 0:
+        shape = list(np.broadcast_shapes(*[tuple(1 if d == axis else n for d, n in enumerate(s))
+                                           for s in (array.shape, indices.shape)]))
+        shape[axis] = indices.shape[axis]
+        gathered = np.zeros(shape, dtype=array.dtype)
+    else:
+        gathered = np.take_along_axis(array, np.where(inside, wrapped, 0), axis)
+    if array.dtype == np.bool_:
+        fill = True
+    elif np.issubdtype(array.dtype, np.floating):
+        fill = np.nan
+    else:
+        fill = np.iinfo(array.dtype).min
+    return np.where(inside, gathered, fill).astype(array.dtype)
+
+
+def add_gather():
+    def add(name, op, args, expected, **params):
+        cases.add(name, op, args, expected, **params)
+
+    x = values(F32, (4, 5))
+    rows = Tensor(rng.integers(0, 5, (4, 1)).astype(np.int64))
+    add("take_along_axis_f32_rows", "take_along_axis", [x, rows],
+        np.take_along_axis(x.array, rows.array, 1), axis=1)
+    columns = Tensor(rng.integers(-4, 4, (3, 5)).astype(np.int32))
+    add("take_along_axis_f32_negative_indices_axis0", "take_along_axis", [x, columns],
+        take_along_axis_filled(x.array, columns.array, 0), axis=0)
+    order = Tensor(np.argsort(x.array, axis=-1).astype(np.int64))
+    add("take_along_axis_f32_argsort_axis_minus1", "take_along_axis", [x, order],
+        np.take_along_axis(x.array, order.array, -1), axis=-1)
+    outside = T([[0, 5, -6, 2]], I64)
+    for dtype in ALL_DTYPES:
+        z = values(dtype, (3, 5))
+        add(f"take_along_axis_{SHORT[dtype]}_outside_fills", "take_along_axis", [z, outside],
+            take_along_axis_filled(z.array, np.broadcast_to(outside.array, (3, 4)), 1), axis=1)
+    # x and the indices broadcast against each other outside the axis.
+    b = values(F64, (1, 6, 2))
+    picks = Tensor(rng.integers(0, 6, (3, 2, 1)).astype(np.int32))
+    add("take_along_axis_f64_broadcast", "take_along_axis", [b, picks],
+        take_along_axis_filled(np.broadcast_to(b.array, (3, 6, 2)),
+                               np.broadcast_to(picks.array, (3, 2, 2)), 1), axis=1)
+    empty = values(F32, (2, 0))
+    add("take_along_axis_f32_empty_axis_fills", "take_along_axis", [empty, T([[0], [1]], I64)],
+        take_along_axis_filled(empty.array, np.array([[0], [1]]), 1), axis=1)
+
+    w = values(F32, (6, 3))
+    tokens = Tensor(rng.integers(0, 6, (2, 4)).astype(np.int32))
+    add("take_f32_embedding_rows", "take", [w, tokens], np.take(w.array, tokens.array, 0), axis=0)
+    add("take_f32_axis1", "take", [w, T([2, 0, 2, -1], I64)],
+        np.take(w.array, [2, 0, 2, -1], 1), axis=1)
+    add("take_f32_scalar_index", "take", [w, T(4, I64)], np.take(w.array, 4, 0), axis=0)
+    add("take_f32_scalar_index_last_axis", "take", [w, T(-1, I32)], np.take(w.array, -1, -1),
+        axis=-1)
+    cube = values(I64, (2, 3, 4))
+    add("take_i64_middle_axis_2d_indices", "take", [cube, T([[0, 2], [1, 1], [2, 0]], I64)],
+        np.take(cube.array, [[0, 2], [1, 1], [2, 0]], 1), axis=1)
+    add("take_i64_flattened", "take", [cube, T([[23, 0], [7, -1]], I64)],
+        np.take(cube.array, [[23, 0], [7, -1]]))
+    add("take_bool_flattened_empty_indices", "take", [values(BOOL, (2, 2)), T([], I64)],
+        np.zeros((0,), dtype=np.bool_))
+
+
 def main():
     if np.lib.NumpyVersion(np.__version__) < "1.22.0":
         sys.exit("needs numpy >= 1.22 (argmax keepdims)")
@@ -969,6 +1037,7 @@ def main():
     add_movement()
     add_matmul()
     add_softmax()
+    add_gather()
     cases.write(OUTPUT)
     print(f"wrote {len(cases.blocks)} cases, {os.path.getsize(OUTPUT)} bytes to {OUTPUT}")
 

@@ -180,6 +180,31 @@ std::vector<Case> movement_cases() {
          return weighted_sum(lz::concatenate({p[0], p[1] * 2, p[0]}, 0));
        },
        {x, y}},
+      {"take_along_axis with repeated and negative indices",
+       moved([](auto t) {
+         const Tensor indices = lz::from_vector<int64_t>({1, 1, -1, 0, -4, 2}, {3, 2});
+         return lz::take_along_axis(t, indices, 1);
+       }),
+       {x}},
+      {"take_along_axis broadcasting x",
+       moved([](auto t) {
+         const Tensor indices = lz::from_vector<int32_t>({0, 2, 2, 1, 0, 0}, {2, 3, 1});
+         return lz::take_along_axis(lz::reshape(t, {1, 3, 4}), indices, 1);
+       }),
+       {x}},
+      {"take of rows, some twice",
+       moved([](auto t) {
+         return lz::take(t, lz::from_vector<int32_t>({2, 0, 2, -3}, {2, 2}), 0);
+       }),
+       {x}},
+      {"take of one column",
+       moved([](auto t) { return lz::take(t, lz::from_vector<int64_t>({3}, {}), 1); }),
+       {x}},
+      {"take of the flattened elements",
+       moved([](auto t) {
+         return lz::take(t, lz::from_vector<int64_t>({11, 0, 5, 5}, {4}));
+       }),
+       {x}},
       {"expand_dims and squeeze",
        moved([](auto t) { return lz::squeeze(lz::expand_dims(t, 1) * 2, {1}); }),
        {x}},
@@ -276,6 +301,20 @@ TEST(AutodiffTest, MaxSharesTheCotangentAmongTies) {
   const auto m = lz::grad(
       [](const std::vector<Tensor>& p) { return lz::sum(lz::maximum(p[0], 3.0)); }, {x})[0];
   EXPECT_EQ(m.to_vector<double>(), (std::vector<double>{0, 0.5, 0.5, 0, 1, 1, 1, 0}));
+}
+
+TEST(AutodiffTest, AGatheredElementGetsTheCotangentOfEveryReadOfIt) {
+  const Tensor x = lz::from_vector<double>({1, 2, 3}, {3});
+  const Tensor indices = lz::from_vector<int64_t>({0, 5, 0, -1}, {4});
+  const Tensor read = lz::take(x, indices, 0);
+  const Tensor cotangent = lz::from_vector<double>({1, 10, 100, 1000}, {4});
+  const auto g = lz::vjp({read}, {x}, {cotangent});
+  // Index 5 is outside: it reads NaN and gives x nothing.
+  EXPECT_EQ(g[0].to_vector<double>(), (std::vector<double>{101, 0, 1000}));
+  const std::vector<double> values = read.to_vector<double>();
+  EXPECT_EQ(values[0], 1);
+  EXPECT_TRUE(std::isnan(values[1]));
+  EXPECT_EQ(values[3], 3);
 }
 
 TEST(AutodiffTest, ReluAndAbsHaveZeroGradientAtZero) {

@@ -494,6 +494,33 @@ TEST_F(ErrorsTest, SliceBoundsOutOfRangeAreClampedNotRejected) {
 
 // ---- concatenate -------------------------------------------------------------------------------
 
+// ---- take and take_along_axis -------------------------------------------------------------------
+
+TEST_F(ErrorsTest, TakeOfFloatIndicesAsksForIntegers) {
+  const lz::Tensor positions = lz::zeros({2, 1});
+  expect_error([&] { return lz::take_along_axis(matrix_, positions, 1); },
+               {"[take_along_axis]", "int32 or int64", "float32", "astype(int64)"});
+  expect_error([&] { return lz::take(matrix_, positions, 0); }, {"[take]", "float32"});
+}
+
+TEST_F(ErrorsTest, TakeAlongAxisOfMismatchedShapesNamesBoth) {
+  const lz::Tensor flat = lz::zeros({2}, lz::int64);
+  expect_error([&] { return lz::take_along_axis(matrix_, flat, 1); },
+               {"[take_along_axis]", "(2,3)", "(2)", "same number of dimensions"});
+  const lz::Tensor wide = lz::zeros({3, 1}, lz::int64);
+  expect_error([&] { return lz::take_along_axis(matrix_, wide, 1); },
+               {"[take_along_axis]", "(2,3)", "(3,1)", "axis 0", "match or one be 1"});
+  expect_error([&] { return lz::take_along_axis(matrix_, wide, 2); },
+               {"[take_along_axis]", "axis 2", "(2,3)"});
+}
+
+TEST_F(ErrorsTest, TakeFromAZeroDimensionalTensorSuggestsNoAxis) {
+  const lz::Tensor index = lz::zeros({}, lz::int32);
+  expect_error([&] { return lz::take(lz::full({}, 1.0), index, 0); },
+               {"[take]", "zero-dimensional", "without an axis"});
+  EXPECT_EQ(lz::take(lz::full({}, 1.0), index).item<float>(), 1.0f);
+}
+
 TEST_F(ErrorsTest, ConcatenateOfNoTensorsIsRejected) {
   expect_error([&] { return lz::concatenate({}); }, {"[concatenate]", "at least one tensor"});
 }

@@ -371,7 +371,7 @@ bool is_known(const std::string& op) {
   static const std::string kOtherOps =
       " full zeros ones arange where concatenate matmul matmul_of_transposes astype astype_member"
       " sum mean max min argmax reshape reshape_of_transpose transpose broadcast_to slice"
-      " expand_dims squeeze softmax log_softmax ";
+      " expand_dims squeeze softmax log_softmax take take_along_axis ";
   return is_binary(op) || unary_ops().count(op) != 0 ||
          kOtherOps.find(" " + op + " ") != std::string::npos;
 }
@@ -437,6 +437,15 @@ lz::Tensor run(const Case& test_case) {
   if (op == "matmul") {
     needs(2);
     return lz::matmul(tensors[0], tensors[1]);
+  }
+  if (op == "take") {
+    needs(2);
+    return params.has("axis") ? lz::take(tensors[0], tensors[1], params.integer("axis"))
+                              : lz::take(tensors[0], tensors[1]);
+  }
+  if (op == "take_along_axis") {
+    needs(2);
+    return lz::take_along_axis(tensors[0], tensors[1], params.integer("axis"));
   }
   if (op == "matmul_of_transposes") {
     needs(2);

@@ -129,6 +129,9 @@ inline NodePtr sample_node(Op op) {
     case Op::Concatenate:
       return make_node(op, {data(float32, {2, 3}), data(float32, {2, 1}), data(float32, {2, 2})},
                        [](Node& node) { node.axes = {1}; });
+    case Op::Gather:
+      return make_node(op, {data(float32, {4, 1}), data(int32, {2, 3})},
+                       [](Node& node) { node.axes = {0}; });
     case Op::MatMul: return make_node(op, {data(float32, {5, 2, 3}), data(float32, {3, 4})});
   }
   return nullptr;

@@ -137,6 +137,7 @@ TEST(PrinterTest, PrintsEachOpsAttributesAndNoOthers) {
   EXPECT_EQ(line_of(Op::Argmax), "%1 = argmax(%0) {axes=[2], keepdims=true} : i64[2,3,1]");
   EXPECT_EQ(line_of(Op::Transpose), "%1 = transpose(%0) {perm=[2,0,1]} : f32[4,2,3]");
   EXPECT_EQ(line_of(Op::Concatenate), "%3 = concatenate(%0, %1, %2) {axis=1} : f32[2,6]");
+  EXPECT_EQ(line_of(Op::Gather), "%2 = gather(%0, %1) {axis=0} : f32[2,3]");
   EXPECT_EQ(line_of(Op::Astype), "%1 = astype(%0) : i32[2,3]");
   EXPECT_EQ(line_of(Op::Reshape), "%1 = reshape(%0) : f32[3,4]");
   EXPECT_EQ(line_of(Op::Less), "%2 = less(%0, %1) : bool[3,4]");

@@ -487,6 +487,7 @@ class GraphGenerator {
       case Op::Slice:
         add(make_node(op, {x}, [&](ir::Node& n) { random_slice(x->shape, n); }), b);
         return;
+      case Op::Gather: return grow_gather(x);
       default: break;
     }
     // Concatenate: inputs matching x except along the axis, earlier nodes or new leaves.
@@ -512,6 +513,36 @@ class GraphGenerator {
     double result = 0;
     for (const NodePtr& input : inputs) result = std::max(result, bound(input));
     add(make_node(Op::Concatenate, inputs, [&](ir::Node& n) { n.axes = {axis}; }), result);
+  }
+
+  /// x read along an axis at integer indices, earlier values or new leaves, that broadcast with x
+  /// outside the axis; small indices, so that most read x and some (negative or too large) are
+  /// out of range and read the fill.
+  void grow_gather(NodePtr x) {
+    if (x->ndim() == 0) {
+      x = add(make_node(Op::Reshape, {x}, [](ir::Node& n) { n.shape = {1}; }), bound(x));
+    }
+    const int64_t axis = uniform(0, x->ndim() - 1);
+    NodePtr indices = pick([&](const ir::Node& n) {
+      if ((n.dtype != int32 && n.dtype != int64) || n.ndim() != x->ndim()) return false;
+      for (int d = 0; d < x->ndim(); ++d) {
+        const int64_t a = x->shape[d];
+        const int64_t c = n.shape[d];
+        if (d != axis && a != c && a != 1 && c != 1) return false;
+      }
+      return true;
+    });
+    if (indices == nullptr || chance(0.5)) {
+      Shape shape = x->shape;
+      for (int d = 0; d < x->ndim(); ++d) {
+        if (chance(0.3)) shape[d] = 1;
+      }
+      shape[axis] = uniform(0, 4);
+      indices = leaf(chance(0.5) ? int32 : int64, shape);
+    }
+    // The fill of an integer x is its lowest value.
+    const double b = is_integer(x->dtype) ? kInfinity : bound(x);
+    add(make_node(Op::Gather, {x, indices}, [&](ir::Node& n) { n.axes = {axis}; }), b);
   }
 
   void grow_matmul() {
