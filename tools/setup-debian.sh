@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs the Debian packages lazuli needs to build and test, skipping those already present.
-# Safe to run again; needs root (or sudo) only when something is missing.
+# Installs the Debian packages lazuli needs to build and test, skipping those already present,
+# then the Python environment of its Python package (tools/setup-python.sh). Safe to run again;
+# needs root (or sudo) only when a Debian package is missing.
 set -euo pipefail
 
 packages=(
@@ -16,6 +17,8 @@ packages=(
   ccache           # faster rebuilds
   libeigen3-dev    # Eigen: a reference column of benchmarks/lazuli_bench (optional there)
   libopenblas-dev  # OpenBLAS: lazuli's float matmul (runtime/blas_matmul.cpp)
+  python3-dev      # the Python package (python/): headers to build its extension
+  python3-venv     # its build and test environment (tools/setup-python.sh)
 )
 
 missing=()
@@ -25,13 +28,13 @@ for package in "${packages[@]}"; do
   fi
 done
 
-if [[ ${#missing[@]} -eq 0 ]]; then
-  exit 0
+if [[ ${#missing[@]} -gt 0 ]]; then
+  echo "lazuli set-up: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-echo "lazuli set-up: installing ${missing[*]}"
-sudo_cmd=()
-if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
-export DEBIAN_FRONTEND=noninteractive
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+"$(dirname "$0")/setup-python.sh"

@@ -1,0 +1,141 @@
+"""lazuli: eager-looking tensor code that runs lazily.
+
+Every op records into a graph and returns at once; a blocking point (``item()``, ``tolist()``,
+``asnumpy()``, ``print``, ``wait_to_read()``, ``waitall()``) computes what it needs through
+lazuli's passes, JIT-compiled kernels and streams. Errors name the Python line that recorded the
+failing op.
+"""
+
+import atexit as _atexit
+import os as _os
+
+import numpy as _np
+
+from . import _lazuli
+from ._lazuli import *  # noqa: F401,F403  (the C++ API, named as in C++)
+from ._lazuli import Error, Tensor, cuda, nn, optim  # noqa: F401
+
+_lazuli._set_package_directory(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
+
+
+def _finish_at_exit():
+    # Lets the work still in flight, and the Tensor.then callbacks waiting for it, finish while
+    # the interpreter can still run them: a callback thread that asks for the GIL once
+    # finalization has begun is ended by Python mid-call, which aborts the process. A failure
+    # that no blocking point raised is dropped, as a C++ program's would be.
+    try:
+        _lazuli.waitall()
+    except Error:
+        pass
+
+
+_atexit.register(_finish_at_exit)
+
+bool = _lazuli.bool_  # lz.bool, as numpy's np.bool  # noqa: A001
+
+# numpy dtypes lazuli has no counterpart of, and the lazuli dtype they become (as JAX does
+# without 64-bit mode for narrow types, keeping every value exact).
+_WIDENED = {
+    _np.dtype(_np.float16): _np.float32,
+    _np.dtype(_np.int8): _np.int32,
+    _np.dtype(_np.int16): _np.int32,
+    _np.dtype(_np.uint8): _np.int32,
+    _np.dtype(_np.uint16): _np.int32,
+    _np.dtype(_np.uint32): _np.int64,
+}
+_SUPPORTED = {_np.dtype(t) for t in (_np.float32, _np.float64, _np.int32, _np.int64, _np.bool_)}
+
+
+def _numpy_dtype(dtype):
+    if dtype is None:
+        return None
+    if isinstance(dtype, _lazuli.dtype):
+        return _np.dtype(dtype.name)
+    return _np.dtype(dtype)  # "float32", np.float32, np.dtype("float32"), float, ...
+
+
+def _as_numpy(obj, dtype):
+    array = _np.asarray(obj, dtype=_numpy_dtype(dtype))
+    if not array.dtype.isnative:  # a big-endian file's array: the same dtype in this byte order
+        array = array.astype(array.dtype.newbyteorder("="))
+    if array.dtype not in _SUPPORTED:
+        if array.dtype not in _WIDENED:
+            raise TypeError(
+                f"lazuli has no dtype for numpy's {array.dtype}; convert to float32, float64, "
+                "int32, int64 or bool first"
+            )
+        array = array.astype(_WIDENED[array.dtype])
+    return array
+
+
+def asarray(obj, dtype=None, device=None):
+    """A tensor of `obj` (a tensor, numpy array, DLPack-capable array, list or number).
+
+    A C-contiguous, aligned numpy array of a lazuli dtype is shared, not copied (as
+    torch.from_numpy): the tensor reads the array's memory until lazuli lets go of it, so do not
+    write to the array meanwhile. Anything else is copied once (a strided view, another dtype).
+    """
+    if isinstance(obj, Tensor):
+        result = obj if dtype is None else obj.astype(dtype)
+        return result if device is None else result.to(device)
+    if not isinstance(obj, _np.ndarray) and hasattr(obj, "__dlpack__"):
+        obj = _np.from_dlpack(obj)
+    array = _as_numpy(obj, dtype)
+    if not array.flags.c_contiguous or not array.flags.aligned:
+        array = _np.array(array, order="C", copy=True)  # a fresh buffer: contiguous, aligned
+    return _lazuli._borrow(array, device)
+
+
+def array(obj, dtype=None, device=None):
+    """A tensor holding a copy of `obj`: later writes to `obj` do not reach it."""
+    if isinstance(obj, Tensor):
+        return asarray(obj, dtype, device)
+    return _lazuli._borrow(_np.array(_as_numpy(obj, dtype), copy=True), device)
+
+
+def from_dlpack(obj, device=None):
+    """A tensor sharing the memory of a DLPack-capable array on the CPU (PyTorch, JAX, CuPy on
+    the host, numpy)."""
+    return asarray(_np.from_dlpack(obj), device=device)
+
+
+def _dlpack(self, **kwargs):
+    values = self.asnumpy()  # read-only: lazuli's own buffer
+    try:
+        return values.__dlpack__(**kwargs)
+    except BufferError:
+        # A consumer of the older DLPack (no max_version, as JAX) cannot be told that the memory
+        # is read-only, so numpy refuses it; DLPack lets the producer copy unless copy=False.
+        if kwargs.get("copy") is False:
+            raise
+        return values.copy().__dlpack__(**kwargs)
+
+
+def _dlpack_device(self):
+    return (1, 0)  # kDLCPU: __dlpack__ exports host memory (no blocking point to say so)
+
+
+def _iter(self):
+    # Rows along the first axis, as numpy; without this Python would iterate through
+    # __getitem__ until an IndexError, and a 0-d tensor would look empty instead of refusing.
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    for index in range(self.shape[0]):
+        yield self[index]
+
+
+Tensor.__iter__ = _iter
+Tensor.__dlpack__ = _dlpack
+Tensor.__dlpack_device__ = _dlpack_device
+# Above numpy's arrays and scalars: `array + tensor` and `np.float32(2) * tensor` defer to the
+# tensor's reflected operators (a recorded op, a Tensor) instead of computing a numpy array
+# through __array__. numpy's functions (np.exp(t)) still read the tensor's values.
+Tensor.__array_priority__ = 1000
+
+
+def _dtype_repr(self):
+    return f"lazuli.{self.name}"
+
+
+dtype.__repr__ = _dtype_repr  # noqa: F405
+dtype.__str__ = lambda self: self.name  # noqa: F405

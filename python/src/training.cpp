@@ -1,0 +1,157 @@
+// Gradients, the nn helpers, the optimizers and .npy files.
+#include <nanobind/stl/filesystem.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <filesystem>
+
+#include "bindings.h"
+#include "caller_location.h"
+#include "conversions.h"
+
+namespace lz::python {
+namespace {
+
+/// A tensor, or anything lazuli.asarray takes.
+Tensor as_tensor(nb::handle value) {
+  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
+  return tensor_from_array_like(value);
+}
+
+std::vector<Tensor> tensor_list(nb::handle value) {
+  std::vector<Tensor> tensors;
+  for (nb::handle item : value) {
+    tensors.push_back(tensor_item(item, "the parameters and gradients"));
+  }
+  return tensors;
+}
+
+/// f(*params) as the C++ scalar function: called on this thread, with the GIL held.
+ScalarFunction scalar_function(nb::handle f) {
+  return [f](const std::vector<Tensor>& params) {
+    nb::list arguments;
+    for (const Tensor& param : params) arguments.append(nb::cast(param));
+    nb::object result = f(*nb::tuple(arguments));
+    if (!nb::isinstance<Tensor>(result)) {
+      throw Error("[grad] f returned " + nb::cast<std::string>(nb::repr(result.type())) +
+                  ", not a lazuli.Tensor holding a scalar");
+    }
+    return nb::cast<Tensor>(result);
+  };
+}
+
+/// Writes the stepped parameters back into the caller's list, as C++'s step rebinds them.
+template <class Optimizer>
+void step(Optimizer& optimizer, nb::list params, nb::handle grads) {
+  std::vector<Tensor> values = tensor_list(params);
+  optimizer.step(values, tensor_list(grads), caller_location());
+  for (size_t i = 0; i < values.size(); ++i) params[i] = nb::cast(values[i]);
+}
+
+}  // namespace
+
+void bind_training(nb::module_& m) {
+  m.def(
+      "grad",
+      [](nb::handle f, nb::handle params) {
+        return grad(scalar_function(f), tensor_list(params), caller_location());
+      },
+      nb::arg("f"), nb::arg("params"),
+      "The gradients of f(*params), a scalar tensor, with respect to each of params.");
+  m.def(
+      "value_and_grad",
+      [](nb::handle f, nb::handle params) {
+        ValueAndGrad result =
+            value_and_grad(scalar_function(f), tensor_list(params), caller_location());
+        return nb::make_tuple(result.value, result.grads);
+      },
+      nb::arg("f"), nb::arg("params"));
+  m.def(
+      "vjp",
+      [](nb::handle outputs, nb::handle inputs, nb::handle cotangents) {
+        return vjp(tensor_list(outputs), tensor_list(inputs), tensor_list(cotangents),
+                   caller_location());
+      },
+      nb::arg("outputs"), nb::arg("inputs"), nb::arg("cotangents"));
+
+  m.def(
+      "load_npy",
+      [](const std::filesystem::path& path, nb::handle device) {  // a str or os.PathLike
+        return load_npy(path.string(), device_from(device), caller_location());
+      },
+      nb::arg("path"), nb::arg("device") = nb::none());
+  m.def(
+      "save_npy",
+      [](const std::filesystem::path& path, const Tensor& x) {
+        const std::source_location loc = caller_location();
+        nb::gil_scoped_release unlocked;
+        save_npy(path.string(), x, loc);
+      },
+      nb::arg("path"), nb::arg("x"));
+
+  nb::module_ nn_module = m.def_submodule("nn", "Initializers and the layers the examples use.");
+#define LZ_INITIALIZER(name)                                                                    \
+  nn_module.def(                                                                                \
+      #name,                                                                                    \
+      [](nb::handle shape, uint64_t seed, nb::handle dtype) {                                   \
+        return nn::name(shape_from(shape), seed, dtype.is_none() ? float32 : dtype_from(dtype), \
+                        caller_location());                                                     \
+      },                                                                                        \
+      nb::arg("shape"), nb::arg("seed"), nb::arg("dtype") = nb::none());
+  LZ_INITIALIZER(glorot_uniform)
+  LZ_INITIALIZER(glorot_normal)
+  LZ_INITIALIZER(he_uniform)
+  LZ_INITIALIZER(he_normal)
+#undef LZ_INITIALIZER
+  nn_module.def(
+      "linear",
+      [](nb::handle x, nb::handle weight, nb::handle bias) {
+        return nn::linear(as_tensor(x), as_tensor(weight), as_tensor(bias), caller_location());
+      },
+      nb::arg("x"), nb::arg("weight"), nb::arg("bias"));
+  nn_module.def(
+      "mlp_parameters",
+      [](const std::vector<int64_t>& sizes, uint64_t seed, nb::handle dtype) {
+        return nn::mlp_parameters(sizes, seed, dtype.is_none() ? float32 : dtype_from(dtype),
+                                  caller_location());
+      },
+      nb::arg("sizes"), nb::arg("seed"), nb::arg("dtype") = nb::none());
+  nn_module.def(
+      "mlp",
+      [](nb::handle parameters, nb::handle x) {
+        return nn::mlp(tensor_list(parameters), as_tensor(x), caller_location());
+      },
+      nb::arg("parameters"), nb::arg("x"));
+
+  nb::module_ optim_module = m.def_submodule("optim", "Optimizers whose steps are recorded ops.");
+  nb::class_<optim::SGD>(optim_module, "SGD")
+      .def(
+          "__init__",
+          [](optim::SGD* self, double learning_rate, double momentum, double weight_decay,
+             bool nesterov) {
+            new (self) optim::SGD({learning_rate, momentum, weight_decay, nesterov});
+          },
+          nb::arg("learning_rate") = 0.01, nb::arg("momentum") = 0.0, nb::arg("weight_decay") = 0.0,
+          nb::arg("nesterov") = false)
+      .def("step", &step<optim::SGD>, nb::arg("params"), nb::arg("grads"),
+           "Replaces each of params (a list) by its value after one step along grads.")
+      .def_prop_rw(
+          "learning_rate", [](optim::SGD& o) { return o.options().learning_rate; },
+          [](optim::SGD& o, double rate) { o.options().learning_rate = rate; });
+  nb::class_<optim::Adam>(optim_module, "Adam")
+      .def(
+          "__init__",
+          [](optim::Adam* self, double learning_rate, double beta1, double beta2, double epsilon,
+             double weight_decay) {
+            new (self) optim::Adam({learning_rate, beta1, beta2, epsilon, weight_decay});
+          },
+          nb::arg("learning_rate") = 1e-3, nb::arg("beta1") = 0.9, nb::arg("beta2") = 0.999,
+          nb::arg("epsilon") = 1e-8, nb::arg("weight_decay") = 0.0)
+      .def("step", &step<optim::Adam>, nb::arg("params"), nb::arg("grads"))
+      .def_prop_ro("steps", &optim::Adam::steps)
+      .def_prop_rw(
+          "learning_rate", [](optim::Adam& o) { return o.options().learning_rate; },
+          [](optim::Adam& o, double rate) { o.options().learning_rate = rate; });
+}
+
+}  // namespace lz::python
