@@ -42,6 +42,9 @@ class SharedBlocks {
     return *shared;
   }
 
+  /// Whether give() would take a batch now (read without the lock: a hint).
+  bool has_room() const { return count_.load(std::memory_order_relaxed) < kMaxBatches; }
+
   /// Takes `batch` (kBatch blocks) unless full; then `batch` is left as it was.
   bool give(std::vector<void*>& batch) {
     if (count_.load(std::memory_order_relaxed) >= kMaxBatches) return false;
@@ -101,6 +104,9 @@ class FreeBlocks {
     std::vector<void*>& blocks = instance().blocks_;
     if (blocks.capacity() == 0) blocks.reserve(kMaxBlocks);
     if (blocks.size() >= kMaxBlocks) {
+      // Both full (a long chain being freed): the block goes back to the system at once,
+      // without copying a batch that would not be taken.
+      if (!SharedBlocks::instance().has_room()) return false;
       std::vector<void*> batch(blocks.end() - SharedBlocks::kBatch, blocks.end());
       if (!SharedBlocks::instance().give(batch)) return false;
       blocks.resize(blocks.size() - SharedBlocks::kBatch);
