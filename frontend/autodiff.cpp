@@ -122,6 +122,20 @@ void check_floating(const char* what, size_t index, const ir::NodePtr& node,
               "; only float32 and float64 tensors have gradients (convert with astype first)");
 }
 
+/// Throws unless vjp can see how output `index` was computed: a value already computed, with
+/// no tape holding its structure, would silently get a zero gradient.
+void check_still_recorded(size_t index, const ir::Node& output, const ir::NodePositions& inputs) {
+  if (!output.was_computed || inputs.contains(&output) ||
+      frontend::GradientTape::recorded_structure(&output) != nullptr) {
+    return;
+  }
+  throw Error("[grad] output " + std::to_string(index) + " (recorded at " +
+              output.location.file_name() + ":" + std::to_string(output.location.line()) +
+              ") was already computed, which drops how it was computed, so its gradient cannot "
+              "be taken; call vjp before reading it, or use lz::grad or lz::value_and_grad, "
+              "which record the function on a tape");
+}
+
 /// vjp over the forward pass, whose nodes `tape` (if any) recorded.
 std::vector<Tensor> backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                              const std::vector<Tensor>& cotangents,
@@ -146,6 +160,12 @@ std::vector<Tensor> backward(const std::vector<Tensor>& outputs, const std::vect
   for (size_t i = 0; i < inputs.size(); ++i) {
     input_nodes.push_back(frontend::node_of(inputs[i], "grad"));
     check_floating("input", i, input_nodes.back(), tape);
+  }
+  if (tape == nullptr) {
+    const ir::NodePositions given_inputs(input_nodes);
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      check_still_recorded(i, *output_nodes[i], given_inputs);
+    }
   }
 
   const ForwardPass forward(output_nodes, input_nodes, tape);

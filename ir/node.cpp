@@ -176,6 +176,7 @@ Node::~Node() {
 
 void Node::become_data(std::shared_ptr<memory::Buffer> result) {
   buffer = std::move(result);
+  was_computed = op != Op::Data;
   op = Op::Data;
   keepdims = false;
   axes.clear();

@@ -64,6 +64,9 @@ struct Node : std::enable_shared_from_this<Node> {
   /// runs on whatever device reads it. Set when it is made and never changed, so recording may
   /// read it while another thread turns the node into data.
   bool scalar_constant = false;
+  /// Set by become_data: this data leaf was a recorded op's result, computed (not user data), so
+  /// how it was computed is gone. vjp refuses to differentiate such an output.
+  bool was_computed = false;
   /// Made by lz::stop_gradient: an identity reshape that the backward pass treats as a constant.
   /// Set when it is made and never changed, like scalar_constant.
   bool stops_gradient = false;

@@ -23,8 +23,9 @@ using ScalarFunction = std::function<Tensor(const std::vector<Tensor>& params)>;
 /// computed from. An input the outputs do not depend on gets zeros. Only float32 and float64
 /// tensors have gradients: an integer or bool output or input is an "[grad]" error naming the op
 /// and the line that recorded it; integer and bool values inside (comparisons, argmax) pass none.
-/// The outputs must still be pending or have been computed under lz::grad / value_and_grad: a
-/// value computed in between is a constant to the gradient, as it keeps no record of its inputs.
+/// The outputs must still be pending or have been computed under lz::grad / value_and_grad: an
+/// output already computed otherwise is a "[grad]" error (it keeps no record of its inputs), and
+/// a value computed in between is a constant to the gradient.
 std::vector<Tensor> vjp(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                         const std::vector<Tensor>& cotangents, LZ_HERE);
 

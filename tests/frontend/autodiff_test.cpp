@@ -407,6 +407,28 @@ TEST(AutodiffTest, VjpOfPendingOutputsWeighsEachByItsCotangent) {
   EXPECT_EQ(g[1].to_vector<double>(), (std::vector<double>{4, 7}));
 }
 
+TEST(AutodiffTest, VjpOfAnOutputAlreadyComputedIsAnErrorNotZeros) {
+  const Tensor x = lz::from_vector<double>({1, 2}, {2});
+  const Tensor y = x * 3;
+  EXPECT_EQ(y.to_vector<double>(), (std::vector<double>{3, 6}));  // computes y
+  const Tensor ones = lz::ones({2}, lz::float64);
+  try {
+    lz::vjp({y}, {x}, {ones});
+    ADD_FAILURE() << "expected lz::Error";
+  } catch (const lz::Error& error) {
+    const std::string message = error.what();
+    EXPECT_EQ(message.rfind("[grad]", 0), 0u) << message;
+    EXPECT_NE(message.find("output 0 (recorded at"), std::string::npos) << message;
+    EXPECT_NE(message.find("already computed"), std::string::npos) << message;
+    EXPECT_NE(message.find("call vjp before reading it"), std::string::npos) << message;
+  }
+  // Data the user made is no computed result: it does not depend on x, and its gradient is 0.
+  const Tensor data = lz::from_vector<double>({5, 6}, {2});
+  EXPECT_EQ(lz::vjp({data}, {x}, {ones})[0].to_vector<double>(), (std::vector<double>{0, 0}));
+  // An input given as an output is its own gradient.
+  EXPECT_EQ(lz::vjp({x}, {x}, {ones})[0].to_vector<double>(), (std::vector<double>{1, 1}));
+}
+
 TEST(AutodiffTest, ATwoLayerStepMatchesHandDerivedGradients) {
   // loss = sum(relu(x @ w1) @ w2) over a 2x3 batch, with gradients worked out by hand:
   // h = x @ w1 = [[1, -1], [4, 2]] (relu: [[1, 0], [4, 2]]), dloss/dh = w2^T masked by h > 0.
