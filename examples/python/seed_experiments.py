@@ -7,7 +7,8 @@
    without one, the clock only sees the op being recorded.
 2. 10,000 `y = x + 1`, synchronous (wait_to_read after each) and asynchronous (one waitall).
 3. Automatic parallelism: the same work on two devices, with and without a barrier between them.
-4. A training loop on the digits (examples/data/), synchronizing once per minibatch
+4. A training loop on the digits (examples/data/, minibatches from lz.data.DataLoader, prepared
+   on a background thread), synchronizing once per minibatch
    (`loss.item()`), never inside the epoch, or after every op (the sync engine): time per epoch
    and peak resident memory.
 """
@@ -127,12 +128,10 @@ def training_experiment(epochs):
     def loss_of(inputs, targets):
         return lambda *p: lz.cross_entropy(lz.nn.mlp(list(p), inputs), targets)
 
-    def epoch(mode, params, optimizer):
+    def epoch(mode, params, optimizer, loader):
         total = 0.0
         pending = lz.zeros(())
-        for start in range(0, count - batch + 1, batch):
-            inputs = images[start:start + batch]
-            targets = labels[start:start + batch]
+        for inputs, targets in loader:  # prepared on the loader's thread meanwhile
             loss, grads = lz.value_and_grad(loss_of(inputs, targets), params)
             optimizer.step(params, grads)
             if mode == "never":
@@ -151,11 +150,12 @@ def training_experiment(epochs):
         # The same start for every mode: the losses agree, whenever lazuli computes them.
         params = lz.nn.mlp_parameters([images.shape[1], 128, 10], seed=3)
         optimizer = lz.optim.SGD(learning_rate=0.1, momentum=0.9)
-        epoch(mode, params, optimizer)  # compiles
+        loader = lz.data.DataLoader([images, labels], batch_size=batch, seed=5, drop_last=True)
+        epoch(mode, params, optimizer, loader)  # compiles
         reset_peak_resident()
         start = time.perf_counter()
         for _ in range(epochs):
-            loss = epoch(mode, params, optimizer)
+            loss = epoch(mode, params, optimizer, loader)
         seconds = (time.perf_counter() - start) / epochs
         rows.append((description, seconds, peak_resident_mib(), loss))
     lz.set_engine("async")

@@ -13,16 +13,19 @@ import numpy as _np
 
 from . import _lazuli
 from ._lazuli import *  # noqa: F401,F403  (the C++ API, named as in C++)
-from ._lazuli import Error, Tensor, cuda, nn, optim  # noqa: F401
+from ._lazuli import Error, Tensor, cuda, data, nn, optim  # noqa: F401
 
 _lazuli._set_package_directory(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
 
 def _finish_at_exit():
-    # Lets the work still in flight, and the Tensor.then callbacks waiting for it, finish while
-    # the interpreter can still run them: a callback thread that asks for the GIL once
-    # finalization has begun is ended by Python mid-call, which aborts the process. A failure
-    # that no blocking point raised is dropped, as a C++ program's would be.
+    # Lets Tensor.then callbacks still waiting run while the interpreter can run them: a
+    # callback thread that asks for the GIL once finalization has begun is ended by Python
+    # mid-call, which aborts the process. Without such callbacks nothing is computed at exit
+    # (pending work nobody can read any more). A failure that no blocking point raised is
+    # dropped, as a C++ program's would be.
+    if _lazuli._callbacks_waiting() == 0:
+        return
     try:
         _lazuli.waitall()
     except Error:
@@ -123,6 +126,17 @@ def _iter(self):
     for index in range(self.shape[0]):
         yield self[index]
 
+
+def _epochs(self):
+    # Each `for batch in loader` is the next epoch (0, 1, ...), in its own shuffled order.
+    epoch = getattr(self, "_next_epoch", 0)
+    self._next_epoch = epoch + 1
+    self.start_epoch(epoch)
+    while (batch := self.next()) is not None:
+        yield batch
+
+
+data.DataLoader.__iter__ = _epochs  # noqa: F405
 
 Tensor.__iter__ = _iter
 Tensor.__dlpack__ = _dlpack

@@ -99,6 +99,11 @@ nb::tuple shape_tuple(const Shape& shape) {
   return nb::tuple(items);
 }
 
+Tensor as_tensor(nb::handle value) {
+  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
+  return tensor_from_array_like(value);
+}
+
 Tensor tensor_item(nb::handle item, const char* what) {
   if (!nb::isinstance<Tensor>(item)) {
     throw nb::type_error((std::string(what) + " must be lazuli.Tensor objects, got " +

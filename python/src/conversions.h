@@ -31,6 +31,9 @@ Device device_from(nb::handle value);
 template <class F>
 nb::object with_operand(nb::handle value, F&& f);
 
+/// A tensor, or anything lazuli.asarray takes, as one.
+Tensor as_tensor(nb::handle value);
+
 /// `item` as a Tensor; a TypeError naming its type when it is none (not nanobind's cast error,
 /// which Python would see as a RuntimeError).
 Tensor tensor_item(nb::handle item, const char* what);

@@ -10,11 +10,6 @@
 namespace lz::python {
 namespace {
 
-Tensor as_tensor(nb::handle value) {
-  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
-  return tensor_from_array_like(value);
-}
-
 /// A binary function's second operand, `b`, may be a Python number; `a` is a tensor.
 template <class Op>
 nb::object binary_function(nb::handle a, nb::handle b, Op op) {

@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <limits>
 #include <sstream>
 
@@ -143,8 +144,7 @@ Tensor index(const Tensor& x, nb::handle key, std::source_location loc) {
         throw nb::index_error(
             "lazuli takes one tensor or array index per indexing; apply lz.take once per axis");
       }
-      taken_indices =
-          nb::isinstance<Tensor>(item) ? nb::cast<Tensor>(item) : tensor_from_array_like(item);
+      taken_indices = as_tensor(item);
       if (taken_indices.dtype(loc) == bool_) {
         throw nb::index_error(
             "boolean masks are not supported: the result's shape would depend on the values; use "
@@ -170,9 +170,13 @@ Tensor index(const Tensor& x, nb::handle key, std::source_location loc) {
   return lz::take(reshaped, taken_indices, gather_axis, loc);
 }
 
+/// Tensor.then callbacks not run yet: the package waits for them at exit (__init__.py).
+std::atomic<int64_t> callbacks_waiting{0};
+
 }  // namespace
 
 void bind_tensor(nb::module_& m) {
+  m.def("_callbacks_waiting", [] { return callbacks_waiting.load(); });
   nb::class_<Tensor> tensor(m, "Tensor",
                             "A lazily computed n-dimensional array: ops record, blocking points "
                             "(item, tolist, asnumpy, print) compute.");
@@ -263,8 +267,12 @@ void bind_tensor(nb::module_& m) {
             // Called on lazuli's callback thread (or at once, here): it takes the GIL, and the
             // reference to the callable is dropped through the GIL's route.
             auto held = std::make_shared<SharedReference>(callback);
+            callbacks_waiting.fetch_add(1);
             t.then(
                 [held] {
+                  struct Done {
+                    ~Done() { callbacks_waiting.fetch_sub(1); }
+                  } done;
                   // Once finalization has begun, a thread taking the GIL is ended mid-call.
                   if (!Py_IsInitialized() || interpreter_finalizing()) return;
                   nb::gil_scoped_acquire locked;
@@ -362,8 +370,7 @@ void bind_tensor(nb::module_& m) {
   binary("__ge__", nullptr, [](auto a, const auto& b) { return a >= b; });
   tensor.def("__matmul__", [](const Tensor& a, nb::handle b) {
     const std::source_location loc = caller_location();
-    const Tensor right =
-        nb::isinstance<Tensor>(b) ? nb::cast<Tensor>(b) : tensor_from_array_like(b);
+    const Tensor right = as_tensor(b);
     return lz::matmul(a, right, loc);
   });
   tensor.def("__rmatmul__", [](const Tensor& b, nb::handle a) {

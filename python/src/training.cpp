@@ -1,9 +1,10 @@
-// Gradients, the nn helpers, the optimizers and .npy files.
+// Gradients, the nn helpers, the optimizers, .npy files and the data loader.
 #include <nanobind/stl/filesystem.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <filesystem>
+#include <optional>
 
 #include "bindings.h"
 #include "caller_location.h"
@@ -11,12 +12,6 @@
 
 namespace lz::python {
 namespace {
-
-/// A tensor, or anything lazuli.asarray takes.
-Tensor as_tensor(nb::handle value) {
-  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
-  return tensor_from_array_like(value);
-}
 
 std::vector<Tensor> tensor_list(nb::handle value) {
   std::vector<Tensor> tensors;
@@ -122,6 +117,46 @@ void bind_training(nb::module_& m) {
         return nn::mlp(tensor_list(parameters), as_tensor(x), caller_location());
       },
       nb::arg("parameters"), nb::arg("x"));
+
+  nb::module_ data_module = m.def_submodule("data", "Minibatches prepared in the background.");
+  nb::class_<data::DataLoader>(data_module, "DataLoader",
+                               "Minibatches of the rows of arrays (each (N, ...)), shuffled per "
+                               "epoch from a seed and prepared on a background thread, at most "
+                               "`prefetch` ahead. Iterating starts the next epoch.",
+                               nb::dynamic_attr())
+      .def(
+          "__init__",
+          [](data::DataLoader* self, nb::handle arrays, int64_t batch_size, bool shuffle,
+             uint64_t seed, bool drop_last, int64_t prefetch, nb::handle device) {
+            std::vector<Tensor> tensors;
+            for (nb::handle array : arrays) tensors.push_back(as_tensor(array));
+            data::DataLoader::Options options;
+            options.batch_size = batch_size;
+            options.shuffle = shuffle;
+            options.seed = seed;
+            options.drop_last = drop_last;
+            options.prefetch = prefetch;
+            options.device = device_from(device);
+            new (self) data::DataLoader(tensors, options, caller_location());
+          },
+          nb::arg("arrays"), nb::arg("batch_size") = 32, nb::arg("shuffle") = true,
+          nb::arg("seed") = 0, nb::arg("drop_last") = false, nb::arg("prefetch") = 2,
+          nb::arg("device") = nb::none())
+      .def("__len__", &data::DataLoader::batches_per_epoch)
+      .def_prop_ro("size", &data::DataLoader::size)
+      .def("start_epoch", &data::DataLoader::start_epoch, nb::arg("epoch"))
+      .def(
+          "next",
+          [](data::DataLoader& loader) -> nb::object {
+            std::optional<std::vector<Tensor>> batch;
+            {
+              nb::gil_scoped_release unlocked;
+              batch = loader.next();
+            }
+            if (!batch) return nb::none();
+            return nb::tuple(nb::cast(*batch));
+          },
+          "The next batch of the epoch (a tuple, one tensor per array), or None at its end.");
 
   nb::module_ optim_module = m.def_submodule("optim", "Optimizers whose steps are recorded ops.");
   nb::class_<optim::SGD>(optim_module, "SGD")

@@ -272,3 +272,31 @@ def test_load_npy_of_a_bad_file_names_it(tmp_path):
     with pytest.raises(lz.Error, match=r"\[load_npy\]") as raised:
         lz.load_npy(str(path))
     assert "bad.npy" in str(raised.value)
+
+
+# ---- DataLoader ----------------------------------------------------------------------------------
+
+
+def test_data_loader_epochs_are_aligned_permutations_in_batches():
+    rows = np.arange(10, dtype=np.float32).reshape(10, 1) * 10
+    labels = np.arange(10, dtype=np.int64)
+    loader = lz.data.DataLoader([rows, labels], batch_size=4, seed=1)
+    assert len(loader) == 3 and loader.size == 10
+    orders = []
+    for _ in range(2):
+        batches = list(loader)
+        assert [b[1].shape[0] for b in batches] == [4, 4, 2]
+        order = [int(v) for b in batches for v in b[1].tolist()]
+        for inputs, targets in batches:  # each row stays with its label
+            np.testing.assert_array_equal(inputs.asnumpy()[:, 0], targets.asnumpy() * 10)
+        assert sorted(order) == list(range(10))
+        orders.append(order)
+    assert orders[0] != orders[1]  # a new order per epoch
+
+
+def test_data_loader_without_shuffle_keeps_order_and_can_drop_the_last_batch():
+    labels = np.arange(7, dtype=np.int32)
+    loader = lz.data.DataLoader([labels], batch_size=3, shuffle=False, drop_last=True)
+    assert len(loader) == 2
+    assert [b[0].tolist() for b in loader] == [[0, 1, 2], [3, 4, 5]]
+    assert lz.data.DataLoader([labels], batch_size=3, shuffle=False).next()[0].tolist() == [0, 1, 2]
