@@ -48,47 +48,42 @@ def best_of(runs, function):
 # ---- Peers: each a dict of workload -> function(n) returning after its work is done. ----------
 
 
+def increments(x, n):
+    """x + 1, n times, each on the result of the last: the loop every workload runs."""
+    for _ in range(n):
+        x = x + 1
+    return x
+
+
+def timed_increments(x, n):
+    """Seconds to run increments(x, n): recording them, for a lazy library."""
+    start = time.perf_counter()
+    x = increments(x, n)
+    elapsed = time.perf_counter() - start
+    del x
+    return elapsed
+
+
 def lazuli_peer():
     def record(n):
         lz.set_max_pending_nodes(0)
-        x = lz.ones((1000,))
-        start = time.perf_counter()
-        for _ in range(n):
-            x = x + 1
-        elapsed = time.perf_counter() - start
-        del x
+        elapsed = timed_increments(lz.ones((1000,)), n)
         lz.set_max_pending_nodes(10000)
         return elapsed
 
-    def chain(n):
-        x = lz.ones((1000,))
-        for _ in range(n):
-            x = x + 1
-        x.wait_to_read()
-
-    return {"record": record, "chain": chain}
+    return {"record": record,
+            "chain": lambda n: increments(lz.ones((1000,)), n).wait_to_read()}
 
 
 def numpy_peer():
-    def chain(n):
-        x = np.ones(1000, dtype=np.float32)
-        for _ in range(n):
-            x = x + 1
-
-    return {"chain": chain}
+    return {"chain": lambda n: increments(np.ones(1000, dtype=np.float32), n)}
 
 
 def torch_peer():
     import torch
 
     torch.set_num_threads(2)
-
-    def chain(n):
-        x = torch.ones(1000)
-        for _ in range(n):
-            x = x + 1
-
-    return {"chain": chain}
+    return {"chain": lambda n: increments(torch.ones(1000), n)}
 
 
 def jax_peer():
@@ -96,61 +91,28 @@ def jax_peer():
     import jax.numpy as jnp
 
     jax.config.update("jax_platforms", "cpu")
-
-    def chain(n):
-        x = jnp.ones(1000, dtype=jnp.float32)
-        for _ in range(n):
-            x = x + 1
-        x.block_until_ready()
-
-    return {"chain": chain}
+    return {"chain": lambda n: increments(jnp.ones(1000, dtype=jnp.float32), n).block_until_ready()}
 
 
 def mlx_peer():
     import mlx.core as mx
 
     mx.set_default_device(mx.cpu)
-
-    def record(n):
-        x = mx.ones((1000,))
-        start = time.perf_counter()
-        for _ in range(n):
-            x = x + 1
-        elapsed = time.perf_counter() - start
-        del x
-        return elapsed
-
-    def chain(n):
-        x = mx.ones((1000,))
-        for _ in range(n):
-            x = x + 1
-        mx.eval(x)
-
-    return {"record": record, "chain": chain}
+    return {"record": lambda n: timed_increments(mx.ones((1000,)), n),
+            "chain": lambda n: mx.eval(increments(mx.ones((1000,)), n))}
 
 
 def drjit_peer():
     import drjit as dr
     from drjit.llvm import Float
 
-    def record(n):
+    def ones():
         x = dr.ones(Float, 1000)
         dr.eval(x)
-        start = time.perf_counter()
-        for _ in range(n):
-            x = x + 1
-        elapsed = time.perf_counter() - start
-        del x
-        return elapsed
+        return x
 
-    def chain(n):
-        x = dr.ones(Float, 1000)
-        dr.eval(x)
-        for _ in range(n):
-            x = x + 1
-        dr.eval(x)
-
-    return {"record": record, "chain": chain}
+    return {"record": lambda n: timed_increments(ones(), n),
+            "chain": lambda n: dr.eval(increments(ones(), n))}
 
 
 PEERS = [("lazuli", lazuli_peer), ("numpy", numpy_peer), ("PyTorch", torch_peer),
