@@ -36,11 +36,28 @@ bool is_index_reduction(const Node& reduction) {
 }
 
 /// The registers of one reduction's running state.
+/// Where a reduction's running result lives: pointers to a local, or to one slot of a tile's
+/// array of them.
 struct Accumulator {
-  llvm::AllocaInst* value = nullptr;
-  llvm::AllocaInst* flag = nullptr;   // max/min: a NaN was seen; argmax/argmin: likewise
-  llvm::AllocaInst* index = nullptr;  // argmax/argmin: position of the best element
+  llvm::Type* type = nullptr;  // of the value
+  Value* value = nullptr;
+  Value* flag = nullptr;   // max/min: a NaN was seen; argmax/argmin: likewise
+  Value* index = nullptr;  // argmax/argmin: position of the best element
 };
+
+/// What a reduction starts from: its value's type and identity, and whether it keeps a NaN flag
+/// and an index.
+struct AccumulatorStart {
+  llvm::Type* type = nullptr;
+  Value* identity = nullptr;
+  bool flag = false;
+  bool index = false;
+};
+
+/// The most kept positions a column reduction computes side by side (emit_column_tiles): each
+/// row of its input then gives a contiguous, vectorizable run of up to this many elements (4 KiB
+/// of float32), and the accumulators (8 KiB of float64) stay in the first-level cache.
+constexpr int64_t kColumnTile = 1024;
 
 class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
  public:
@@ -442,18 +459,16 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
   // ---------------------------------------------------------------------------------------
   // Reduction phases
 
-  Accumulator start_accumulator(const Node* reduction) {
+  AccumulatorStart accumulator_start(const Node* reduction) {
     const DType dtype = reduction->inputs[0]->dtype;
     llvm::Type* type = value_type(context_, dtype);
-    Accumulator accumulator;
     switch (reduction->op) {
       case Op::Sum:
         // Floating sums accumulate in float64, as the interpreter does.
-        accumulator.value =
-            is_floating(dtype)
-                ? local(builder_.getDoubleTy(), llvm::ConstantFP::get(builder_.getDoubleTy(), 0.0))
-                : local(type, llvm::ConstantInt::get(type, 0));
-        return accumulator;
+        if (is_floating(dtype)) {
+          return {builder_.getDoubleTy(), llvm::ConstantFP::get(builder_.getDoubleTy(), 0.0)};
+        }
+        return {type, llvm::ConstantInt::get(type, 0)};
       case Op::Max:
       case Op::Min:
       case Op::Argmax:
@@ -470,22 +485,27 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
               llvm::ConstantInt::get(context_, lowest ? llvm::APInt::getSignedMinValue(bits)
                                                       : llvm::APInt::getSignedMaxValue(bits));
         }
-        accumulator.value = local(type, identity);
-        accumulator.flag = local(builder_.getInt1Ty(), builder_.getFalse());
-        if (is_index_reduction(*reduction)) {
-          accumulator.index = local(builder_.getInt64Ty(), constant(0));
-        }
-        return accumulator;
+        return {type, identity, true, is_index_reduction(*reduction)};
       }
       default: break;
     }
     throw plan::UnsupportedKernel(std::string(ir::op_name(reduction->op)) + " reduction");
   }
 
+  Accumulator start_accumulator(const Node* reduction) {
+    const AccumulatorStart start = accumulator_start(reduction);
+    Accumulator accumulator;
+    accumulator.type = start.type;
+    accumulator.value = local(start.type, start.identity);
+    if (start.flag) accumulator.flag = local(builder_.getInt1Ty(), builder_.getFalse());
+    if (start.index) accumulator.index = local(builder_.getInt64Ty(), constant(0));
+    return accumulator;
+  }
+
   void update_accumulator(const Node* reduction, const Accumulator& accumulator, Value* x,
                           const std::vector<Value*>& dims) {
     const DType dtype = reduction->inputs[0]->dtype;
-    llvm::Type* type = accumulator.value->getAllocatedType();
+    llvm::Type* type = accumulator.type;
     Value* current = builder_.CreateLoad(type, accumulator.value);
     Value* next = nullptr;
     if (reduction->op == Op::Sum) {
@@ -547,7 +567,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
 
   Value* finish_accumulator(const Node* reduction, const Accumulator& accumulator) {
     const DType dtype = reduction->inputs[0]->dtype;
-    llvm::Type* type = accumulator.value->getAllocatedType();
+    llvm::Type* type = accumulator.type;
     Value* value = builder_.CreateLoad(type, accumulator.value);
     switch (reduction->op) {
       case Op::Sum:
@@ -607,7 +627,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
   /// Reduction j's accumulator written to its state slots (state_slot).
   void store_state(size_t j, DType dtype, const Accumulator& accumulator) {
     llvm::Type* i64 = builder_.getInt64Ty();
-    Value* value = builder_.CreateLoad(accumulator.value->getAllocatedType(), accumulator.value);
+    Value* value = builder_.CreateLoad(accumulator.type, accumulator.value);
     if (is_floating(dtype)) {
       if (!value->getType()->isDoubleTy())
         value = builder_.CreateFPExt(value, builder_.getDoubleTy());
@@ -719,18 +739,120 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     const std::vector<std::vector<Stash>> stashed = stashes_by_stage(loops);
     const int nests = static_cast<int>(stages.size()) + (loops.in_final_loop.empty() ? 0 : 1);
     begin_phase(stages.front().front(), Phase::Range::Elements, nests);
+    if (reduces_leading_axes(loops)) {
+      emit_column_tiles(loops);
+      end_phase();
+      return;
+    }
     emit_loop(begin_, end_, [&](Value* k) {
       const std::vector<Value*> fixed = kept_dimensions(loops, k);
       for (size_t s = 0; s < stages.size(); ++s) emit_stage_nest(loops, s, stashed[s], fixed);
-      for (const Node* output : loops.at_kept) {
-        Index index{&output->shape, {}, k};
-        store(output, emit_value(output, index), k);
-      }
-      memo_.clear();
+      store_kept_outputs(loops, k);
       if (!loops.in_final_loop.empty()) emit_final_nest(loops, stashed, fixed);
       reduction_values_.clear();
     });
     end_phase();
+  }
+
+  /// The kept-shaped outputs at kept position k, once the reductions' results there are known.
+  void store_kept_outputs(const plan::ReductionLoops& loops, Value* k) {
+    for (const Node* output : loops.at_kept) {
+      Index index{&output->shape, {}, k};
+      store(output, emit_value(output, index), k);
+    }
+    memo_.clear();
+  }
+
+  /// Whether the loops reduce the leading axes of their input (a column sum: bias gradients,
+  /// means over a batch) in one stage of sums, maxima or minima that writes only kept-shaped
+  /// outputs. Consecutive kept positions are then consecutive elements of every reduced row,
+  /// which emit_column_tiles reads a run at a time instead of one column after another.
+  bool reduces_leading_axes(const plan::ReductionLoops& loops) const {
+    if (loops.stages.size() != 1 || !loops.in_first_loop.empty() || !loops.in_final_loop.empty() ||
+        loops.axes.size() >= loops.input_shape.size()) {
+      return false;
+    }
+    for (size_t a = 0; a < loops.axes.size(); ++a) {
+      if (loops.axes[a] != static_cast<int64_t>(a)) return false;
+    }
+    return std::none_of(loops.stages.front().begin(), loops.stages.front().end(),
+                        [](const Node* r) { return is_index_reduction(*r); });
+  }
+
+  /// The phase's kept positions in tiles of up to kColumnTile: per tile, an array of
+  /// accumulators per reduction, a loop over the reduced rows whose inner loop adds a contiguous
+  /// run of the row into them (vectorized), then the tile's outputs.
+  void emit_column_tiles(const plan::ReductionLoops& loops) {
+    const std::vector<const Node*>& reductions = loops.stages.front();
+    Extent kept_extent, reduced_extent;
+    for (size_t d = 0; d < loops.input_shape.size(); ++d) {
+      Extent& part = d < loops.axes.size() ? reduced_extent : kept_extent;
+      part = product(part, extent(loops.input_shape[d]));
+    }
+    Value* kept = extent_value(kept_extent);
+    Value* reduced = extent_value(reduced_extent);
+
+    struct TileArrays {
+      AccumulatorStart start;
+      llvm::AllocaInst* values;
+      llvm::AllocaInst* flags;  // null without a NaN flag
+    };
+    std::vector<TileArrays> arrays;
+    {
+      llvm::IRBuilder<> at_entry(entry_, entry_->begin());
+      for (const Node* reduction : reductions) {
+        const AccumulatorStart start = accumulator_start(reduction);
+        llvm::AllocaInst* flags =
+            start.flag ? at_entry.CreateAlloca(builder_.getInt1Ty(), constant(kColumnTile))
+                       : nullptr;
+        arrays.push_back({start, at_entry.CreateAlloca(start.type, constant(kColumnTile)), flags});
+      }
+    }
+    const auto slot = [&](const TileArrays& tile, Value* j) {
+      Accumulator accumulator;
+      accumulator.type = tile.start.type;
+      accumulator.value = builder_.CreateInBoundsGEP(tile.start.type, tile.values, j);
+      if (tile.flags != nullptr) {
+        accumulator.flag = builder_.CreateInBoundsGEP(builder_.getInt1Ty(), tile.flags, j);
+      }
+      return accumulator;
+    };
+
+    Value* tiles = builder_.CreateUDiv(
+        builder_.CreateAdd(builder_.CreateSub(end_, begin_), constant(kColumnTile - 1)),
+        constant(kColumnTile));
+    emit_loop(constant(0), tiles, [&](Value* t) {
+      Value* first = builder_.CreateAdd(begin_, builder_.CreateMul(t, constant(kColumnTile)));
+      Value* left = builder_.CreateSub(end_, first);
+      Value* width = builder_.CreateSelect(builder_.CreateICmpSLT(left, constant(kColumnTile)),
+                                           left, constant(kColumnTile));
+      emit_loop(constant(0), width, [&](Value* j) {
+        for (const TileArrays& tile : arrays) {
+          const Accumulator accumulator = slot(tile, j);
+          builder_.CreateStore(tile.start.identity, accumulator.value);
+          if (accumulator.flag) builder_.CreateStore(builder_.getFalse(), accumulator.flag);
+        }
+      });
+      emit_loop(constant(0), reduced, [&](Value* r) {
+        Value* row_start = builder_.CreateAdd(builder_.CreateMul(r, kept), first);
+        emit_loop(constant(0), width, [&](Value* j) {
+          memo_.clear();
+          Index index{&loops.input_shape, {}, builder_.CreateAdd(row_start, j)};
+          for (size_t i = 0; i < reductions.size(); ++i) {
+            update_accumulator(reductions[i], slot(arrays[i], j),
+                               input_value(*reductions[i], 0, index), {});
+          }
+          memo_.clear();
+        });
+      });
+      emit_loop(constant(0), width, [&](Value* j) {
+        for (size_t i = 0; i < reductions.size(); ++i) {
+          reduction_values_[reductions[i]] = finish_accumulator(reductions[i], slot(arrays[i], j));
+        }
+        store_kept_outputs(loops, builder_.CreateAdd(first, j));
+        reduction_values_.clear();
+      });
+    });
   }
 
   /// The index of the input at kept position k: one value per input dimension, the kept
