@@ -229,6 +229,21 @@ class ValueEmitter {
     const ir::Node& input = *node->inputs[0];
     switch (node->op) {
       case ir::Op::Reshape: {
+        // Adding or removing size-1 axes keeps every other index: read them across when this
+        // position has its multi-index (a loop row by row), instead of linearizing it and
+        // dividing it up again by the input's extents (a division per element).
+        if (!index.dims.empty() && same_extents_apart_from_ones(input.shape, node->shape)) {
+          Index at{&input.shape, std::vector<Value>(input.shape.size()), Value{}};
+          for (size_t from = 0, to = 0; to < input.shape.size(); ++to) {
+            if (input.shape[to] == 1) {
+              at.dims[to] = backend().index_constant(0);
+              continue;
+            }
+            while (node->shape[from] == 1) ++from;
+            at.dims[to] = index.dims[from++];
+          }
+          return emit_value(&input, at);
+        }
         Index at{&input.shape, {}, linear_of(index)};
         return emit_value(&input, at);
       }
@@ -254,6 +269,17 @@ class ValueEmitter {
       default: break;
     }
     throw plan::UnsupportedKernel(std::string(ir::op_name(node->op)) + " movement");
+  }
+
+  /// Whether two shapes have the same extents once their size-1 axes are left out.
+  static bool same_extents_apart_from_ones(const Shape& a, const Shape& b) {
+    size_t i = 0, j = 0;
+    while (true) {
+      while (i < a.size() && a[i] == 1) ++i;
+      while (j < b.size() && b[j] == 1) ++j;
+      if (i == a.size() || j == b.size()) return i == a.size() && j == b.size();
+      if (a[i++] != b[j++]) return false;
+    }
   }
 
   /// The index is a value of the kernel like any other; x is read where it points, at a position
