@@ -25,6 +25,9 @@
 //   shaped like the reductions' input that read the results through a broadcast (x - mean).
 //   A loop-2 output that reads a reduction's input (softmax: e / sum(e)) finds that input stored
 //   in its own buffer by loop 1 instead of computing it again.
+// - A reduction over the leading axes (a column sum) that writes only result-shaped outputs
+//   computes up to 1,024 kept positions side by side instead: their accumulators in an array,
+//   each reduced row read as one contiguous run, so no loop walks down a column.
 // - A reduction to a single value over many elements (sum(x)) is split instead: a Partial phase
 //   accumulates each thread's chunk of the reduced elements into a state (two 64-bit slots per
 //   reduction: value, NaN seen), the runtime combines the states in chunk order, and a Finish
