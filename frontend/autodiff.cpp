@@ -118,8 +118,9 @@ void check_floating(const char* what, size_t index, const ir::NodePtr& node,
   const ir::Node* structure = tape != nullptr ? tape->structure_of(node.get()) : nullptr;
   if (structure == nullptr) structure = frontend::GradientTape::recorded_structure(node.get());
   throw Error("[grad] " + std::string(what) + " " + std::to_string(index) + " is " +
-              std::string(dtype_name(node->dtype)) + ", from " + origin_of(*node, structure) +
-              "; only float32 and float64 tensors have gradients (convert with astype first)");
+                  std::string(dtype_name(node->dtype)) + ", from " + origin_of(*node, structure) +
+                  "; only float32 and float64 tensors have gradients (convert with astype first)",
+              Error::Kind::Type);
 }
 
 /// Throws unless vjp can see how output `index` was computed: a value already computed, with

@@ -181,7 +181,8 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source
   const ir::NodePtr& cond_node = node_of(cond, "where");
   if (cond_node->dtype != bool_) {
     throw Error(std::string("[where] condition must be bool, got ") + dtype_name(cond_node->dtype) +
-                "; compare it (x != 0) or use astype(bool_)");
+                    "; compare it (x != 0) or use astype(bool_)",
+                Error::Kind::Type);
   }
   // The values' dtype: promoted between tensors; a number joins as in binary ops; two numbers
   // give the default dtype of their highest category.

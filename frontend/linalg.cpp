@@ -35,7 +35,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, std::source_location loc) try {
   const DType dtype = frontend::promote(a_node->dtype, b_node->dtype);
   if (dtype == bool_) {
     throw Error("[matmul] is not defined for bool operands (shapes " + shapes() +
-                "); convert with astype first");
+                    "); convert with astype first",
+                Error::Kind::Type);
   }
 
   // numpy promotes a 1-d left operand to a row (1,k) and a 1-d right one to a column (k,1), and

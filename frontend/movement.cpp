@@ -54,7 +54,8 @@ std::string list_string(const std::vector<int64_t>& values) {
 void check_index_dtype(std::string_view op, const ir::Node& indices) {
   if (indices.dtype != int32 && indices.dtype != int64) {
     throw Error("[" + std::string(op) + "] indices must be int32 or int64, got " +
-                dtype_name(indices.dtype) + "; convert them with astype(int64)");
+                    dtype_name(indices.dtype) + "; convert them with astype(int64)",
+                Error::Kind::Type);
   }
 }
 

@@ -48,7 +48,8 @@ Tensor one_hot(const Tensor& labels, int64_t classes, DType dtype, std::source_l
   const ir::NodePtr& node = frontend::node_of(labels, "one_hot");
   if (!is_integer(node->dtype)) {
     throw Error("[one_hot] labels must be int32 or int64, got " +
-                std::string(dtype_name(node->dtype)) + " of shape " + shape_string(node->shape));
+                    std::string(dtype_name(node->dtype)) + " of shape " + shape_string(node->shape),
+                Error::Kind::Type);
   }
   if (classes < 0) {
     throw Error("[one_hot] classes must be >= 0, got " + std::to_string(classes));

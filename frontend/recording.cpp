@@ -50,10 +50,11 @@ void rethrow_at_user_line(const Error& error, std::source_location loc) {
   const std::string where =
       "at " + std::string(loc.file_name()) + ":" + std::to_string(loc.line()) + ": ";
   const size_t op_end = message.starts_with('[') ? message.find("] ") : std::string_view::npos;
-  if (op_end == std::string_view::npos) throw Error(where + std::string(message), loc);
+  if (op_end == std::string_view::npos)
+    throw Error(where + std::string(message), loc, error.kind());
   throw Error(
       std::string(message.substr(0, op_end + 2)) + where + std::string(message.substr(op_end + 2)),
-      loc);
+      loc, error.kind());
 }
 
 void check_shape(std::string_view op, const Shape& shape) {

@@ -22,6 +22,11 @@ std::string list_string(const std::vector<int64_t>& values) {
   throw Error("[" + std::string(op) + "] " + message);
 }
 
+/// The same for an operand whose dtype the op does not take.
+[[noreturn]] void fail_dtype(std::string_view op, const std::string& message) {
+  throw Error("[" + std::string(op) + "] " + message, Error::Kind::Type);
+}
+
 void check_arity(const Node& node) {
   const OpInfo& info = op_info(node.op);
   const int count = static_cast<int>(node.inputs.size());
@@ -45,7 +50,7 @@ void check_dimensions(std::string_view op, const Shape& shape) {
 constexpr char kFloatingOnlyHint[] = "; convert with astype(float32) first";
 
 void check_not_bool(std::string_view op, DType dtype) {
-  if (dtype == bool_) fail(op, "is not defined for bool operands; convert with astype first");
+  if (dtype == bool_) fail_dtype(op, "is not defined for bool operands; convert with astype first");
 }
 
 /// An integer or bool fill value must be one of the dtype's values: the kernels store it as that
@@ -73,7 +78,7 @@ TensorType infer_leaf(const Node& node) {
     case Op::Full: check_fits(op, node.params[0], node.dtype); break;
     case Op::RandomNormal:
       if (!is_floating(node.dtype)) {
-        fail(op, std::string("needs a floating dtype, got ") + dtype_name(node.dtype));
+        fail_dtype(op, std::string("needs a floating dtype, got ") + dtype_name(node.dtype));
       }
       if (!(node.params[1].floating >= 0)) {
         fail(op, "standard deviation must be >= 0, got " + std::to_string(node.params[1].floating));
@@ -95,8 +100,8 @@ TensorType infer_unary(const Node& node) {
     case Op::Relu: check_not_bool(op, x.dtype); return {x.dtype, x.shape};
     default:
       if (!is_floating(x.dtype)) {
-        fail(op, std::string("needs a floating operand, got ") + dtype_name(x.dtype) +
-                     kFloatingOnlyHint);
+        fail_dtype(op, std::string("needs a floating operand, got ") + dtype_name(x.dtype) +
+                           kFloatingOnlyHint);
       }
       return {x.dtype, x.shape};
   }
@@ -107,8 +112,8 @@ TensorType infer_binary(const Node& node) {
   const Node& a = *node.inputs[0];
   const Node& b = *node.inputs[1];
   if (a.dtype != b.dtype) {
-    fail(op, std::string("operand dtypes ") + dtype_name(a.dtype) + " and " + dtype_name(b.dtype) +
-                 " differ; the IR needs one dtype (insert astype)");
+    fail_dtype(op, std::string("operand dtypes ") + dtype_name(a.dtype) + " and " +
+                       dtype_name(b.dtype) + " differ; the IR needs one dtype (insert astype)");
   }
   Shape shape = broadcast_shapes(op, a.shape, b.shape);
   if (is_comparison(node.op)) return {bool_, std::move(shape)};
@@ -125,8 +130,9 @@ TensorType infer_where(const Node& node) {
                       "; compare it (x != 0) or use astype(bool_)");
   }
   if (a.dtype != b.dtype) {
-    fail("where", std::string("value dtypes ") + dtype_name(a.dtype) + " and " +
-                      dtype_name(b.dtype) + " differ; the IR needs one dtype (insert astype)");
+    fail_dtype("where", std::string("value dtypes ") + dtype_name(a.dtype) + " and " +
+                            dtype_name(b.dtype) +
+                            " differ; the IR needs one dtype (insert astype)");
   }
   return {a.dtype, where_shape(cond.shape, a.shape, b.shape)};
 }
@@ -225,8 +231,8 @@ TensorType infer_concatenate(const Node& node) {
   for (size_t i = 1; i < node.inputs.size(); ++i) {
     const Node& other = *node.inputs[i];
     if (other.dtype != first.dtype) {
-      fail("concatenate", std::string("input dtypes ") + dtype_name(first.dtype) + " and " +
-                              dtype_name(other.dtype) + " differ; the IR needs one dtype");
+      fail_dtype("concatenate", std::string("input dtypes ") + dtype_name(first.dtype) + " and " +
+                                    dtype_name(other.dtype) + " differ; the IR needs one dtype");
     }
     check_concatenable(first.shape, other.shape, axis);
     if (__builtin_add_overflow(shape[axis], other.shape[axis], &shape[axis])) {
@@ -241,7 +247,8 @@ TensorType infer_gather(const Node& node) {
   const Node& x = *node.inputs[0];
   const Node& indices = *node.inputs[1];
   if (indices.dtype != int32 && indices.dtype != int64) {
-    fail("gather", std::string("indices must be int32 or int64, got ") + dtype_name(indices.dtype));
+    fail_dtype("gather",
+               std::string("indices must be int32 or int64, got ") + dtype_name(indices.dtype));
   }
   if (x.ndim() == 0 || indices.ndim() != x.ndim()) {
     fail("gather", "x " + shape_string(x.shape) + " and indices " + shape_string(indices.shape) +
@@ -272,8 +279,8 @@ TensorType infer_matmul(const Node& node) {
   if (a.ndim() < 2 || b.ndim() < 2)
     fail("matmul", "the IR needs operands of rank >= 2, got " + shapes);
   if (a.dtype != b.dtype) {
-    fail("matmul", std::string("operand dtypes ") + dtype_name(a.dtype) + " and " +
-                       dtype_name(b.dtype) + " differ; the IR needs one dtype");
+    fail_dtype("matmul", std::string("operand dtypes ") + dtype_name(a.dtype) + " and " +
+                             dtype_name(b.dtype) + " differ; the IR needs one dtype");
   }
   check_not_bool("matmul", a.dtype);
   const int64_t k_a = a.shape[a.ndim() - 1];
@@ -379,8 +386,8 @@ void check_binary_dtype(Op op, DType dtype) {
   switch (op) {
     case Op::Div:
       if (!is_floating(dtype)) {
-        fail(op_name(op),
-             std::string("needs floating operands, got ") + dtype_name(dtype) + kFloatingOnlyHint);
+        fail_dtype(op_name(op), std::string("needs floating operands, got ") + dtype_name(dtype) +
+                                    kFloatingOnlyHint);
       }
       break;
     case Op::Add:

@@ -14,10 +14,18 @@ namespace lz {
 /// runs names the line that recorded it: "[exp] recorded at train.cpp:9: out of memory ...".
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  /// What is wrong: a value (a shape, an axis, a setting, a failure while running: the default),
+  /// or the dtype of an operand, which the op does not take. The Python package raises the second
+  /// kind as lazuli.DTypeError, a TypeError.
+  enum class Kind { Value, Type };
+
+  explicit Error(const std::string& message, Kind kind = Kind::Value)
+      : std::runtime_error(message), kind_(kind) {}
   /// An error about the user's call at `location`, which `message` already names.
-  Error(const std::string& message, std::source_location location)
-      : std::runtime_error(message), location_(location) {}
+  Error(const std::string& message, std::source_location location, Kind kind = Kind::Value)
+      : std::runtime_error(message), location_(location), kind_(kind) {}
+
+  Kind kind() const noexcept { return kind_; }
 
   /// The line of the user's code the error is about: the call that was rejected, or the call that
   /// recorded the op that failed. Empty for errors about no call (a bad setting, a failed device).
@@ -25,6 +33,7 @@ class Error : public std::runtime_error {
 
  private:
   std::optional<std::source_location> location_;
+  Kind kind_;
 };
 
 }  // namespace lz

@@ -494,6 +494,24 @@ TEST_F(ErrorsTest, SliceBoundsOutOfRangeAreClampedNotRejected) {
 
 // ---- concatenate -------------------------------------------------------------------------------
 
+TEST_F(ErrorsTest, AnOperandOfADtypeTheOpDoesNotTakeIsATypeError) {
+  const auto kind_of = [](auto&& call) {
+    try {
+      call();
+    } catch (const lz::Error& error) {
+      return error.kind();
+    }
+    ADD_FAILURE() << "expected lz::Error";
+    return lz::Error::Kind::Value;
+  };
+  const lz::Tensor flags = lz::zeros({2, 3}, lz::bool_);
+  EXPECT_EQ(kind_of([&] { return flags - flags; }), lz::Error::Kind::Type);
+  EXPECT_EQ(kind_of([&] { return lz::where(matrix_, 1, 0); }), lz::Error::Kind::Type);
+  EXPECT_EQ(kind_of([&] { return lz::take(matrix_, matrix_, 0); }), lz::Error::Kind::Type);
+  EXPECT_EQ(kind_of([&] { return matrix_ + lz::zeros({4}); }), lz::Error::Kind::Value);
+  EXPECT_EQ(kind_of([&] { return lz::reshape(matrix_, {4}); }), lz::Error::Kind::Value);
+}
+
 // ---- take and take_along_axis -------------------------------------------------------------------
 
 TEST_F(ErrorsTest, TakeOfFloatIndicesAsksForIntegers) {

@@ -25,6 +25,20 @@ def test_error_is_a_value_error():
         lz.zeros((3,)) + lz.zeros((4,))
 
 
+def test_a_dtype_the_op_does_not_take_is_a_dtype_error_and_a_type_error():
+    assert issubclass(lz.DTypeError, lz.Error) and issubclass(lz.DTypeError, TypeError)
+    with pytest.raises(lz.DTypeError, match=r"\[take\].*int32 or int64, got float32"):
+        lz.take(lz.ones((3,)), lz.ones((2,)))
+    with pytest.raises(TypeError, match=r"\[where\] .*condition must be bool"):
+        lz.where(lz.ones((2,)), 1.0, 0.0)
+    with pytest.raises(TypeError, match=r"\[matmul\].*bool"):
+        lz.ones((2, 2), dtype=lz.bool) @ lz.ones((2, 2), dtype=lz.bool)
+    # A shape error is no TypeError.
+    with pytest.raises(lz.Error) as caught:
+        lz.ones((2,)) + lz.ones((3,))
+    assert not isinstance(caught.value, TypeError)
+
+
 def test_shape_error_names_this_file_and_the_line_of_the_call():
     a = lz.zeros((3, 4))
     b = lz.zeros((5,))
