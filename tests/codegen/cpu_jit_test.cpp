@@ -108,6 +108,33 @@ TEST(CpuJitTest, ReductionsOverEveryAxisAndDtype) {
   }
 }
 
+TEST(CpuJitTest, ColumnReductionsOverSeveralTilesMatchTheInterpreter) {
+  // Reductions over leading axes run up to 1,024 kept positions side by side: 2,500 columns
+  // are two full tiles and a part, per thread chunk, with a result-shaped epilogue.
+  const lz::Shape wide{7, 2500};
+  for (lz::DType dtype : {lz::float32, lz::float64, lz::int32, lz::int64}) {
+    const std::string what = std::string(" ") + lz::dtype_name(dtype);
+    expect_matches_interpreter([&] { return lz::sum(sample(wide, dtype, 11), 0); }, "sum" + what);
+    expect_matches_interpreter([&] { return lz::max(sample(wide, dtype, 12), 0, true); },
+                               "max keepdims" + what);
+    expect_matches_interpreter(
+        [&] {
+          return lz::min(sample({2, 3, 1100}, dtype, 13), {0, 1});
+        },
+        "min over two leading axes" + what);
+  }
+  expect_matches_interpreter([&] { return lz::max(sample(wide, lz::bool_, 14), 0); }, "any");
+  expect_matches_interpreter(
+      [&] { return lz::mean(sample(wide, lz::float32, 15), 0) * 2.0f + 1.0f; }, "mean epilogue");
+  std::vector<float> values(3 * 1500, 1.0f);
+  values[1500 + 1200] = std::nanf("");  // row 1, column 1200 (the second tile)
+  expect_matches_interpreter(
+      [&] {
+        return lz::max(lz::from_vector(values, {3, 1500}), 0);
+      },
+      "max with a NaN in the second tile");
+}
+
 TEST(CpuJitTest, NaNsInReductionsAndMaximum) {
   const float nan = std::nanf("");
   const std::vector<float> values{1, nan, 3, -2, 5, 4, nan, 0, -1, 7, 7, 2};
