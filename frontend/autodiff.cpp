@@ -22,6 +22,20 @@ struct ForwardNode {
   bool carries_gradient;      // floating, and an input or computed from one
 };
 
+/// Throws unless vjp can see how output `index` was computed: a value already computed, with
+/// no tape holding its structure, would silently get a zero gradient.
+void check_still_recorded(size_t index, const ir::Node& output, const ir::NodePositions& inputs) {
+  if (!output.was_computed || inputs.contains(&output) ||
+      frontend::GradientTape::recorded_structure(&output) != nullptr) {
+    return;
+  }
+  throw Error("[grad] output " + std::to_string(index) + " (recorded at " +
+              output.location.file_name() + ":" + std::to_string(output.location.line()) +
+              ") was already computed, which drops how it was computed, so its gradient cannot "
+              "be taken; call vjp before reading it, or use lz::grad or lz::value_and_grad, "
+              "which record the function on a tape");
+}
+
 /// The nodes the outputs are computed from, each after its inputs (so the backward pass runs
 /// over them in reverse), stopping at the inputs and at computed values of no known structure.
 class ForwardPass {
@@ -55,6 +69,9 @@ ForwardPass::ForwardPass(const std::vector<ir::NodePtr>& outputs,
   // A pending node's op and inputs are read under the graph's lock: an evaluation on another
   // thread may turn it into data meanwhile.
   const auto lock = frontend::lock_graph();
+  if (finished_tape_ == nullptr) {
+    for (size_t i = 0; i < outputs.size(); ++i) check_still_recorded(i, *outputs[i], inputs_);
+  }
   struct Frame {
     ir::NodePtr node;
     const ir::Node* structure;
@@ -123,20 +140,6 @@ void check_floating(const char* what, size_t index, const ir::NodePtr& node,
               Error::Kind::Type);
 }
 
-/// Throws unless vjp can see how output `index` was computed: a value already computed, with
-/// no tape holding its structure, would silently get a zero gradient.
-void check_still_recorded(size_t index, const ir::Node& output, const ir::NodePositions& inputs) {
-  if (!output.was_computed || inputs.contains(&output) ||
-      frontend::GradientTape::recorded_structure(&output) != nullptr) {
-    return;
-  }
-  throw Error("[grad] output " + std::to_string(index) + " (recorded at " +
-              output.location.file_name() + ":" + std::to_string(output.location.line()) +
-              ") was already computed, which drops how it was computed, so its gradient cannot "
-              "be taken; call vjp before reading it, or use lz::grad or lz::value_and_grad, "
-              "which record the function on a tape");
-}
-
 /// vjp over the forward pass, whose nodes `tape` (if any) recorded.
 std::vector<Tensor> backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                              const std::vector<Tensor>& cotangents,
@@ -161,12 +164,6 @@ std::vector<Tensor> backward(const std::vector<Tensor>& outputs, const std::vect
   for (size_t i = 0; i < inputs.size(); ++i) {
     input_nodes.push_back(frontend::node_of(inputs[i], "grad"));
     check_floating("input", i, input_nodes.back(), tape);
-  }
-  if (tape == nullptr) {
-    const ir::NodePositions given_inputs(input_nodes);
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      check_still_recorded(i, *output_nodes[i], given_inputs);
-    }
   }
 
   const ForwardPass forward(output_nodes, input_nodes, tape);
