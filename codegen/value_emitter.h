@@ -220,7 +220,8 @@ class ValueEmitter {
       case ir::OpKind::Movement: return compute_movement(node, index);
       case ir::OpKind::Reduction:
         throw plan::UnsupportedKernel("a reduction is read outside the loop that computes it");
-      case ir::OpKind::LinearAlgebra: break;
+      case ir::OpKind::LinearAlgebra:
+      case ir::OpKind::Collective: break;
     }
     backend().refuse(node);
   }

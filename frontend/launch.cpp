@@ -72,7 +72,8 @@ bool is_cheap_to_recompute(const ir::Node& node) {
     case ir::OpKind::Movement: return true;
     case ir::OpKind::Leaf: return node.op != ir::Op::Data;
     case ir::OpKind::Reduction:
-    case ir::OpKind::LinearAlgebra: return false;
+    case ir::OpKind::LinearAlgebra:
+    case ir::OpKind::Collective: return false;  // computing one twice would desync the ranks
   }
   return false;
 }

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "frontend/recording.h"
+#include "lazuli/dist.h"
 #include "lazuli/error.h"
 
 namespace lz::frontend {
@@ -37,6 +38,7 @@ class Rule {
   std::vector<Tensor> concatenate(const std::vector<bool>& wanted);
   std::vector<Tensor> gather();
   std::vector<Tensor> matmul(const std::vector<bool>& wanted);
+  std::vector<Tensor> collective();
 
   /// `t` (shaped like the result) summed over the axes along which input `i` was broadcast.
   Tensor unbroadcast(const Tensor& t, const Shape& shape) const;
@@ -62,6 +64,7 @@ std::vector<Tensor> Rule::apply(const std::vector<bool>& wanted) {
     case ir::OpKind::Ternary: return binary(wanted);
     case ir::OpKind::Reduction: return reduction();
     case ir::OpKind::LinearAlgebra: return matmul(wanted);
+    case ir::OpKind::Collective: return collective();
     case ir::OpKind::Movement: break;
     case ir::OpKind::Leaf: return {};
   }
@@ -168,6 +171,31 @@ std::vector<Tensor> Rule::reduction() {
   std::vector<int> axes(forward_.axes.begin(), forward_.axes.end());
   const Tensor ties = lz::sum(chosen, axes, /*keepdims=*/true, loc_);
   return {mul(chosen, div(g, ties))};
+}
+
+// The loss is the sum of every rank's loss, so a rank's operand receives the cotangents of every
+// rank's result: the rules are themselves collectives, which every rank records alike.
+std::vector<Tensor> Rule::collective() {
+  using dist::ReduceOp;
+  switch (forward_.op) {
+    case Op::AllSum: return {dist::all_reduce(g_, ReduceOp::Sum, loc_)};
+    case Op::AllGather:
+      return {lz::reshape(dist::reduce_scatter(g_, ReduceOp::Sum, loc_), input_shape(0), loc_)};
+    case Op::ReduceScatter: return {dist::all_gather(g_, loc_)};
+    case Op::Broadcast: {
+      // Only the root's operand reaches the results. Every rank still takes part in the sum,
+      // and multiplies by 0 or 1, which the simplifier keeps: a rank that dropped the sum would
+      // leave the others waiting.
+      const bool root = dist::rank(loc_) == forward_.axes[1];
+      return {mul(dist::all_reduce(g_, ReduceOp::Sum, loc_), root ? 1 : 0)};
+    }
+    default: {  // all_max, all_min: to the ranks whose element is the result, shared by ties
+      const Tensor x = input(0);
+      const Tensor chosen = astype(Traced(x, loc_) == result_, x.dtype(), loc_);
+      const Tensor ties = dist::all_reduce(chosen, ReduceOp::Sum, loc_);
+      return {mul(chosen, div(dist::all_reduce(g_, ReduceOp::Sum, loc_), ties))};
+    }
+  }
 }
 
 std::vector<Tensor> Rule::slice() {

@@ -41,7 +41,13 @@ void add_structural_attributes(Hasher& hasher, const Node& node) {
       break;
     case Op::Transpose:
     case Op::Concatenate:
-    case Op::Gather: hasher.add_list(node.axes); break;
+    case Op::Gather:
+    case Op::AllSum:
+    case Op::AllMax:
+    case Op::AllMin:
+    case Op::AllGather:
+    case Op::ReduceScatter:
+    case Op::Broadcast: hasher.add_list(node.axes); break;
     case Op::Slice:
       hasher.add_list(node.starts);
       hasher.add_list(node.steps);

@@ -50,6 +50,12 @@ constexpr std::array<OpInfo, kOpCount> kOpTable = {{
     {"concatenate", OpKind::Movement, -1},
     {"gather", OpKind::Movement, 2},
     {"matmul", OpKind::LinearAlgebra, 2},
+    {"all_sum", OpKind::Collective, 1},
+    {"all_max", OpKind::Collective, 1},
+    {"all_min", OpKind::Collective, 1},
+    {"all_gather", OpKind::Collective, 1},
+    {"reduce_scatter", OpKind::Collective, 1},
+    {"broadcast", OpKind::Collective, 1},
 }};
 
 }  // namespace

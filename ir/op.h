@@ -59,9 +59,26 @@ enum class Op : uint8_t {
   Gather,       // gather(x, indices), axes = {axis}: x read where indices point along axis
   // Linear algebra: batched matrix product of operands with rank >= 2, batch dims broadcast.
   MatMul,
+  // Collectives across the ranks of the process group (lz::dist). axes = {ranks} (Broadcast:
+  // {ranks, root}); seed = the collective's sequence number in the rank's recording order.
+  AllSum,         // every rank gets the elementwise sum of all ranks' operands
+  AllMax,         // ... their maximum (bool: or)
+  AllMin,         // ... their minimum (bool: and)
+  AllGather,      // the ranks' operands concatenated along axis 0 (a 0-d operand: stacked)
+  ReduceScatter,  // the sum of all ranks' operands, split along axis 0: rank r gets part r
+  Broadcast,      // every rank gets the root rank's operand
 };
 
-enum class OpKind : uint8_t { Leaf, Unary, Binary, Ternary, Reduction, Movement, LinearAlgebra };
+enum class OpKind : uint8_t {
+  Leaf,
+  Unary,
+  Binary,
+  Ternary,
+  Reduction,
+  Movement,
+  LinearAlgebra,
+  Collective,
+};
 
 struct OpInfo {
   std::string_view name;  // as printed in IR text and in error messages
@@ -75,7 +92,10 @@ inline std::string_view op_name(Op op) { return op_info(op).name; }
 std::optional<Op> op_from_name(std::string_view name);
 /// Comparisons produce bool from operands of any dtype.
 bool is_comparison(Op op);
+/// Collectives move data between ranks: each runs alone, through the process group's
+/// communicator, never fused, folded or recomputed.
+inline bool is_collective(Op op) { return op_info(op).kind == OpKind::Collective; }
 
-inline constexpr int kOpCount = static_cast<int>(Op::MatMul) + 1;
+inline constexpr int kOpCount = static_cast<int>(Op::Broadcast) + 1;
 
 }  // namespace lz::ir

@@ -24,6 +24,8 @@ std::span<const std::string_view> attribute_keys(Op op) {
   static constexpr std::string_view kTranspose[] = {"perm"};
   static constexpr std::string_view kConcatenate[] = {"axis"};
   static constexpr std::string_view kSlice[] = {"starts", "steps"};
+  static constexpr std::string_view kCollective[] = {"ranks", "sequence"};
+  static constexpr std::string_view kBroadcast[] = {"ranks", "root", "sequence"};
   switch (op) {
     case Op::Full: return kFull;
     case Op::Arange: return kArange;
@@ -38,6 +40,12 @@ std::span<const std::string_view> attribute_keys(Op op) {
     case Op::Concatenate:
     case Op::Gather: return kConcatenate;
     case Op::Slice: return kSlice;
+    case Op::AllSum:
+    case Op::AllMax:
+    case Op::AllMin:
+    case Op::AllGather:
+    case Op::ReduceScatter: return kCollective;
+    case Op::Broadcast: return kBroadcast;
     default: return {};
   }
 }
@@ -371,6 +379,12 @@ class Parser {
       scalars[index].text = read_number_token("a number");
     } else if (key == "seed") {
       node.seed = read_integer<uint64_t>("a seed (an unsigned integer)");
+    } else if (key == "sequence") {
+      node.seed = read_integer<uint64_t>("a sequence number (an unsigned integer)");
+    } else if (key == "ranks") {  // axes = {ranks, root}, in whichever order they are written
+      node.axes.insert(node.axes.begin(), read_integer<int64_t>("a rank count"));
+    } else if (key == "root") {
+      node.axes.push_back(read_integer<int64_t>("a rank"));
     } else if (key == "axes" || key == "perm") {
       node.axes = read_list("to start the list");
     } else if (key == "axis") {

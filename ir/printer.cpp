@@ -99,6 +99,27 @@ void append_attributes(std::string& out, const Node& node) {
       else
         append_list(out, node.axes);
       break;
+    case Op::AllSum:
+    case Op::AllMax:
+    case Op::AllMin:
+    case Op::AllGather:
+    case Op::ReduceScatter:
+    case Op::Broadcast:
+      // A malformed node keeps its whole list visible; the parser rejects it.
+      if (node.axes.size() == (node.op == Op::Broadcast ? 2 : 1)) {
+        out += "{ranks=";
+        append_integer(out, node.axes[0]);
+        if (node.op == Op::Broadcast) {
+          out += ", root=";
+          append_integer(out, node.axes[1]);
+        }
+      } else {
+        out += "{ranks=";
+        append_list(out, node.axes);
+      }
+      out += ", sequence=";
+      append_unsigned(out, node.seed);
+      break;
     case Op::Slice:
       out += "{starts=";
       append_list(out, node.starts);

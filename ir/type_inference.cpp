@@ -272,6 +272,42 @@ TensorType infer_gather(const Node& node) {
   return {x.dtype, std::move(shape)};
 }
 
+TensorType infer_collective(const Node& node) {
+  const std::string_view op = op_name(node.op);
+  const Node& x = *node.inputs[0];
+  const size_t attributes = node.op == Op::Broadcast ? 2 : 1;
+  if (node.axes.size() != attributes || node.axes[0] < 1) {
+    fail(op, "ranks " + list_string(node.axes) + " must be one positive count" +
+                 (node.op == Op::Broadcast ? " followed by the root rank" : ""));
+  }
+  const int64_t ranks = node.axes[0];
+  switch (node.op) {
+    case Op::AllSum:
+    case Op::ReduceScatter: check_not_bool(op, x.dtype); break;
+    case Op::Broadcast:
+      if (node.axes[1] < 0 || node.axes[1] >= ranks) {
+        fail(op, "root " + std::to_string(node.axes[1]) +
+                     " is not a rank of the group: valid ranks are 0.." +
+                     std::to_string(ranks - 1));
+      }
+      break;
+    default: break;
+  }
+  Shape shape = x.shape;
+  if (node.op == Op::AllGather) {
+    if (shape.empty()) return {x.dtype, {ranks}};
+    shape[0] *= ranks;
+    check_element_count(op, shape);
+  } else if (node.op == Op::ReduceScatter) {
+    if (shape.empty() || shape[0] % ranks != 0) {
+      fail(op, "axis 0 of " + shape_string(x.shape) + " must split evenly among " +
+                   std::to_string(ranks) + " ranks");
+    }
+    shape[0] /= ranks;
+  }
+  return {x.dtype, std::move(shape)};
+}
+
 TensorType infer_matmul(const Node& node) {
   const Node& a = *node.inputs[0];
   const Node& b = *node.inputs[1];
@@ -376,6 +412,7 @@ TensorType infer_by_kind(const Node& node) {
     case OpKind::Reduction: return infer_reduction(node);
     case OpKind::Movement: return infer_movement(node);
     case OpKind::LinearAlgebra: return infer_matmul(node);
+    case OpKind::Collective: return infer_collective(node);
   }
   fail(op_name(node.op), "unknown op");
 }

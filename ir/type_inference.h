@@ -9,7 +9,10 @@
 //  - `where`'s condition is bool;
 //  - `sum` keeps its input dtype (the frontend casts bool/int32 to int64 first);
 //  - `argmax` and `argmin` give int64; `random_normal` is floating only;
-//  - `gather`'s indices are int32 or int64, of x's rank, broadcasting with x off the axis.
+//  - `gather`'s indices are int32 or int64, of x's rank, broadcasting with x off the axis;
+//  - collectives keep the operand's dtype and shape, except that `all_gather` multiplies axis 0
+//    by the ranks (a 0-d operand gives one element per rank) and `reduce_scatter` divides it
+//    (evenly); `all_sum` and `reduce_scatter` take no bool operands.
 // Errors are lz::Error with the op's name in brackets, the shapes/dtypes and what would be valid.
 #pragma once
 

@@ -17,6 +17,8 @@
 //   (bias, relu) forms one kernel after it, and nothing fuses into it but a transpose of an
 //   operand's last two axes that only it reads and nobody asked for (h^T in a gradient h^T @ g):
 //   the library reads that operand's buffer transposed instead of a copy (plan::matmul_operand).
+// - A collective (all_sum, all_gather, ...) runs alone too, through the communicator: nothing
+//   fuses into it or it into anything.
 // - A reduction fuses into its consumer's kernel, and its elementwise producers fuse into it. A
 //   kernel holding a reduction runs, for each element of the reduction's result (a kept index),
 //   a loop over the reduced axes (the prologue: the nodes feeding the reduction), then the
@@ -96,6 +98,15 @@ bool is_elementwise(const Node& node) {
 
 bool is_reduction(const Node& node) { return kind_of(node) == OpKind::Reduction; }
 
+/// A matmul (a BLAS call) and a collective (a communicator call) each make a kernel of their own.
+bool runs_alone(const Node& node) { return node.op == Op::MatMul || ir::is_collective(node.op); }
+
+/// Why such a node is a kernel boundary, for the fusion report.
+std::string alone_name(const Node& node) {
+  return node.op == Op::MatMul ? "a matmul, which runs as its own kernel"
+                               : "a collective, which runs alone through the communicator";
+}
+
 /// Values kernels read rather than compute.
 bool is_input_leaf(const Node& node) { return node.op == Op::Data || node.is_evaluated(); }
 
@@ -154,7 +165,7 @@ struct Group {
   int root = 0;   // its last node in graph order; every other member is an ancestor of it
   int first = 0;  // its first node in graph order
   int size = 0;
-  bool sealed = false;  // a matmul: runs alone
+  bool sealed = false;  // a matmul or a collective: runs alone
   std::optional<ReductionSignature> reduction;
   std::vector<int> inputs;  // positions of the values read from outside, no duplicates
 };
@@ -289,9 +300,12 @@ class FusionBuilder {
   std::string reason_not_to_join(int position, int target) {
     const Node& producer = node(position);
     const Group& group = groups_[target];
-    if (producer.op == Op::MatMul) return "producer is a matmul, which runs as its own kernel";
+    if (runs_alone(producer)) return "producer is " + alone_name(producer);
     if (group.sealed) {
       if (is_transposed_operand(position, group)) return "";
+      if (ir::is_collective(node(group.root).op)) {
+        return "consumer is " + alone_name(node(group.root));
+      }
       const std::vector<int>& operands = input_positions_[group.root];
       return std::find(operands.begin(), operands.end(), position) != operands.end()
                  ? "consumer is a matmul, which runs as its own kernel"
@@ -437,7 +451,10 @@ class FusionBuilder {
   // Whether the node is a transpose of the last two axes that only `group`'s matmul reads, as
   // an operand, and that is no graph output: the matmul reads its input transposed.
   bool is_transposed_operand(int position, const Group& group) const {
-    if (!plan::swaps_last_two_axes(node(position)) || is_graph_output_[position]) return false;
+    if (node(group.root).op != Op::MatMul || !plan::swaps_last_two_axes(node(position)) ||
+        is_graph_output_[position]) {
+      return false;
+    }
     const std::span<const int> consumers = consumers_of(position);
     return std::all_of(consumers.begin(), consumers.end(),
                        [&](int consumer) { return consumer == group.root; });
@@ -446,10 +463,8 @@ class FusionBuilder {
   // Why an edge to a kernel the node did not join (it joined another or none) crosses kernels.
   std::string shared_reason(int position, int consumer) const {
     const Node& reader = node(consumer);
-    if (node(position).op == Op::MatMul) {
-      return "producer is a matmul, which runs as its own kernel";
-    }
-    if (reader.op == Op::MatMul) return "consumer is a matmul, which runs as its own kernel";
+    if (runs_alone(node(position))) return "producer is " + alone_name(node(position));
+    if (runs_alone(reader)) return "consumer is " + alone_name(reader);
     if (groups_[group_of_[consumer]].sealed) {
       return "consumer is a matmul's transposed operand, which it reads from memory";
     }
@@ -467,7 +482,7 @@ class FusionBuilder {
     group.root = position;
     group.first = position;
     group.size = 1;
-    group.sealed = root.op == Op::MatMul;
+    group.sealed = runs_alone(root);
     if (is_reduction(root)) group.reduction = signature_of(root);
     group.inputs = input_positions_[position];
     group_of_[position] = static_cast<int>(groups_.size());

@@ -20,10 +20,10 @@ uint64_t mix(uint64_t seed, uint64_t value) {
 bool is_random(ir::Op op) { return op == ir::Op::RandomUniform || op == ir::Op::RandomNormal; }
 
 /// Whether `node` holds values a new recording of the same structure may change: a buffer, a
-/// scalar, a seed or a slice start.
+/// scalar, a seed, a collective's sequence number or a slice start.
 bool carries_values(const ir::Node& node) {
   return node.op == ir::Op::Data || node.op == ir::Op::Full || node.op == ir::Op::Arange ||
-         is_random(node.op) || node.op == ir::Op::Slice;
+         is_random(node.op) || ir::is_collective(node.op) || node.op == ir::Op::Slice;
 }
 
 /// Whether the simplifier may have computed a value from `node`'s params: constants fold.

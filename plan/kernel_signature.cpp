@@ -83,7 +83,9 @@ int position_of(const std::vector<ir::NodePtr>& nodes, const ir::Node* node) {
 
 bool is_compilable(const Kernel& kernel) {
   for (const ir::NodePtr& node : kernel.nodes) {
-    if (node->op == ir::Op::MatMul || node->op == ir::Op::Data) return false;
+    if (node->op == ir::Op::MatMul || node->op == ir::Op::Data || ir::is_collective(node->op)) {
+      return false;
+    }
   }
   return !kernel.nodes.empty();
 }

@@ -96,6 +96,11 @@ std::shared_ptr<memory::Buffer> interpret_node(const ir::Node& node,
     case ir::OpKind::LinearAlgebra:
       detail::interpret_matmul(node, *inputs[0], *inputs[1], *out);
       break;
+    case ir::OpKind::Collective:
+      // Its value depends on the other ranks' operands, which only the communicator sees.
+      throw Error("[" + std::string(ir::op_name(node.op)) +
+                  "] a collective runs only through a process group's communicator "
+                  "(lz::dist::init), not node by node");
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include "plan/unsupported_kernel.h"
 #include "reference/interpreter.h"
 #include "runtime/blas_matmul.h"
+#include "runtime/collectives.h"
 #include "runtime/cuda/kernel_runner.h"
 #include "runtime/thread_pool.h"
 #include "support/statistics.h"
@@ -340,14 +341,19 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
     if (auto found = local.find(node); found != local.end()) return found->second.get();
     return written.at(node).get();
   };
-  // The failure that keeps `node` from being read, once any work writing it has finished.
+  // The failure that keeps `node` from being read, once any work writing it has finished (a
+  // collective's result is a promise that the communication thread keeps).
   const auto failure_of = [&](const ir::Node* node) -> std::exception_ptr {
     if (node->is_evaluated()) {
       node->buffer->wait();
       return node->buffer->error();
     }
-    const auto found = failed.find(node);
-    return found == failed.end() ? nullptr : found->second;
+    if (const auto found = failed.find(node); found != failed.end()) return found->second;
+    if (const auto found = written.find(node); found != written.end()) {
+      found->second->wait();
+      return found->second->error();
+    }
+    return nullptr;
   };
 
   // Fusion orders the kernels by their roots, so each runs after the kernels it reads.
@@ -356,7 +362,16 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
     for (const ir::NodePtr& input : kernel.inputs) {
       if (!error) error = failure_of(input.get());
     }
-    if (!error) {
+    if (ir::is_collective(kernel.nodes.back()->op)) {
+      // Queued even when its operand failed, so that the other ranks learn it instead of waiting.
+      const ir::Node* operand = kernel.inputs[0].get();
+      BufferPtr input = error                     ? nullptr
+                        : operand->is_evaluated() ? operand->buffer
+                                                  : written.at(operand);
+      written[kernel.outputs[0].get()] =
+          queue_collective(kernel.nodes.back(), std::move(input), error, options.log_level);
+      error = nullptr;
+    } else if (!error) {
       try {
         run_kernel(kernel, options, buffer_of, written);
       } catch (...) {

@@ -689,7 +689,7 @@ std::string CudaKernelSource::translation_unit() const {
 
 bool is_cuda_compilable(const plan::Kernel& kernel) {
   for (const ir::NodePtr& node : kernel.nodes) {
-    if (node->op == Op::MatMul || node->op == Op::Data) return false;
+    if (node->op == Op::MatMul || node->op == Op::Data || ir::is_collective(node->op)) return false;
   }
   return !kernel.nodes.empty();
 }

@@ -4,6 +4,7 @@
 #include "lazuli/autodiff.h"
 #include "lazuli/data.h"
 #include "lazuli/device.h"
+#include "lazuli/dist.h"
 #include "lazuli/dtype.h"
 #include "lazuli/error.h"
 #include "lazuli/inspect.h"

@@ -58,6 +58,15 @@ inline NodePtr slice(NodePtr input, std::vector<int64_t> starts, std::vector<int
   });
 }
 
+/// Collective `op` of `x` over `axes` ({ranks} or, for broadcast, {ranks, root}), sequence number
+/// `sequence`.
+inline NodePtr collective(Op op, NodePtr x, std::vector<int64_t> axes, uint64_t sequence) {
+  return make_node(op, {std::move(x)}, [&](Node& node) {
+    node.axes = std::move(axes);
+    node.seed = sequence;
+  });
+}
+
 /// The graph behind `outputs`, as the frontend would collect it.
 inline Graph graph_of(std::vector<NodePtr> outputs) { return Graph::collect(outputs); }
 
@@ -133,6 +142,12 @@ inline NodePtr sample_node(Op op) {
       return make_node(op, {data(float32, {4, 1}), data(int32, {2, 3})},
                        [](Node& node) { node.axes = {0}; });
     case Op::MatMul: return make_node(op, {data(float32, {5, 2, 3}), data(float32, {3, 4})});
+    case Op::AllSum: return collective(op, data(float32, {2, 3}), {3}, 5);
+    case Op::AllMax: return collective(op, data(int32, {4}), {2}, 6);
+    case Op::AllMin: return collective(op, data(bool_, {2}), {2}, 7);
+    case Op::AllGather: return collective(op, data(float64, {2, 2}), {3}, 8);
+    case Op::ReduceScatter: return collective(op, data(float32, {6}), {3}, 9);
+    case Op::Broadcast: return collective(op, data(int64, {3}), {4, 1}, 10);
   }
   return nullptr;
 }

@@ -278,7 +278,8 @@ class GraphGenerator {
       std::vector<Op> ops;
       for (int i = 0; i < ir::kOpCount; ++i) {
         const Op op = static_cast<Op>(i);
-        if (ir::op_info(op).kind != ir::OpKind::Leaf) ops.push_back(op);
+        const ir::OpKind kind = ir::op_info(op).kind;
+        if (kind != ir::OpKind::Leaf && kind != ir::OpKind::Collective) ops.push_back(op);
       }
       return ops;
     }();
@@ -290,7 +291,8 @@ class GraphGenerator {
       case ir::OpKind::Reduction: return grow_reduction(op);
       case ir::OpKind::Movement: return grow_movement(op);
       case ir::OpKind::LinearAlgebra: return grow_matmul();
-      case ir::OpKind::Leaf: return;
+      case ir::OpKind::Leaf:
+      case ir::OpKind::Collective: return;
     }
   }
 

@@ -1,0 +1,75 @@
+// Data-parallel work across processes: a process group of ranks, and collectives between them
+// (all_reduce, all_gather, reduce_scatter, broadcast) recorded lazily like every other op.
+//
+//   lz::dist::init();                                  // once, under mpirun
+//   Tensor g = lz::dist::all_reduce(grad, lz::dist::ReduceOp::Mean);
+//
+// The process group runs on Open MPI for CPU tensors: init, finalize, barrier and local_rank live
+// in the library lazuli::dist (link it; it needs MPI), the collectives in lazuli itself.
+//
+// A collective is an op of the IR (all_sum, all_max, all_min, all_gather, reduce_scatter,
+// broadcast) that runs as a kernel of its own, on a communication thread beside the streams:
+// kernels that do not read its result go on while it waits for the other ranks. Every rank
+// must record the same collectives, of the same shapes and dtypes, in the same order (as the same
+// program on every rank does). Before data moves, the ranks compare what each is about to run;
+// when they disagree, or one rank's operand failed, every rank fails that collective with the
+// same message, naming each rank's op, shape and line, instead of hanging. A collective that the
+// other ranks do not reach within the timeout (a rank died or stopped) fails at the blocking
+// point that reads it, and the process group cannot be used afterwards.
+#pragma once
+
+#include <source_location>
+
+#include "lazuli/tensor.h"
+
+namespace lz::dist {
+
+#define LZ_HERE std::source_location loc = std::source_location::current()
+
+struct InitOptions {
+  /// Seconds a collective waits for every rank before it fails; <= 0 takes LZ_DIST_TIMEOUT,
+  /// else 300.
+  double timeout_seconds = 0;
+};
+
+/// Joins the process group: initializes MPI (with thread support, as collectives run on a thread
+/// of lazuli's own) unless the program already did, and installs the communicator. Under
+/// `mpirun -np N` every process is one rank of N; a process started alone is a group of one.
+/// When RANK or WORLD_SIZE are set (a launcher other than mpirun), they must agree with MPI's
+/// view, or init throws naming both. Calling it again does nothing. (lazuli::dist)
+void init(const InitOptions& options = {}, LZ_HERE);
+/// Waits for the queued collectives, removes the communicator and finalizes MPI when init
+/// initialized it. Runs at exit when the program did not call it. (lazuli::dist)
+void finalize();
+/// Whether init ran (and finalize did not).
+bool is_initialized();
+
+/// This process's rank, 0 <= rank < world_size(). Throws when init did not run.
+int rank(LZ_HERE);
+/// The number of ranks in the group.
+int world_size(LZ_HERE);
+/// This process's rank among those on its machine (to pick a GPU): MPI's shared-memory
+/// neighbours, or LOCAL_RANK when a launcher sets it. (lazuli::dist)
+int local_rank(LZ_HERE);
+/// Blocks until every rank has called barrier, or throws after the timeout. Pending work is not
+/// waited for (call lz::waitall() first for that). (lazuli::dist)
+void barrier(LZ_HERE);
+
+enum class ReduceOp { Sum, Mean, Max, Min };
+
+/// Every rank gets the elementwise reduction of all ranks' `x` (of one shape and dtype on every
+/// rank). Sum takes no bool; Mean (the sum divided by world_size) takes floating dtypes; Max and
+/// Min of bool are or and and.
+Tensor all_reduce(const Tensor& x, ReduceOp op = ReduceOp::Sum, LZ_HERE);
+/// The ranks' `x` concatenated along axis 0, rank 0's first: shape (world_size * n, ...) for x
+/// of shape (n, ...); a 0-d x gives shape (world_size).
+Tensor all_gather(const Tensor& x, LZ_HERE);
+/// The reduction (Sum or Mean) of all ranks' `x`, split evenly along axis 0: rank r gets part r,
+/// of shape (n / world_size, ...). n must be a multiple of world_size.
+Tensor reduce_scatter(const Tensor& x, ReduceOp op = ReduceOp::Sum, LZ_HERE);
+/// Every rank gets rank `root`'s `x` (of one shape and dtype on every rank).
+Tensor broadcast(const Tensor& x, int root = 0, LZ_HERE);
+
+#undef LZ_HERE
+
+}  // namespace lz::dist

@@ -1,0 +1,270 @@
+#include "runtime/collectives.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ir/printer.h"
+#include "lazuli/error.h"
+#include "support/trace.h"
+
+namespace lz::runtime {
+namespace {
+
+using BufferPtr = std::shared_ptr<memory::Buffer>;
+using Clock = std::chrono::steady_clock;
+
+/// What one rank is about to run, as every rank receives it: fixed-size text fields, so the
+/// exchange is one all-gather of equal counts.
+struct Descriptor {
+  uint64_t sequence = 0;
+  int32_t op = 0;
+  int32_t root = 0;
+  int32_t failed = 0;  // this rank has no operand (or no memory for the result)
+  char operand[64] = {};
+  char line[160] = {};
+  char failure[256] = {};
+};
+
+void copy_text(char* field, size_t capacity, const std::string& text) {
+  const size_t length = std::min(text.size(), capacity - 1);
+  std::memcpy(field, text.data(), length);
+  field[length] = '\0';
+}
+
+std::string line_of(const ir::Node& node) {
+  return std::string(node.location.file_name()) + ":" + std::to_string(node.location.line());
+}
+
+std::string what_of(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& failure) {
+    return failure.what();
+  } catch (...) {
+    return "unknown failure";
+  }
+}
+
+/// "all_sum of f32[4] (collective #3, recorded at train.cpp:40)"
+std::string describe(const Descriptor& descriptor) {
+  std::string text =
+      std::string(ir::op_name(static_cast<ir::Op>(descriptor.op))) + " of " + descriptor.operand;
+  if (static_cast<ir::Op>(descriptor.op) == ir::Op::Broadcast) {
+    text += " from rank " + std::to_string(descriptor.root);
+  }
+  return text + " (collective #" + std::to_string(descriptor.sequence) + ", recorded at " +
+         descriptor.line + ")";
+}
+
+/// Why the ranks may not run this collective, the same text on every rank; "" when they agree.
+std::string disagreement(const std::vector<Descriptor>& all) {
+  for (size_t rank = 0; rank < all.size(); ++rank) {
+    if (all[rank].failed) {
+      return "rank " + std::to_string(rank) + " could not take part in " + describe(all[rank]) +
+             ": " + all[rank].failure;
+    }
+  }
+  const Descriptor& first = all.front();
+  const bool agree = std::all_of(all.begin(), all.end(), [&](const Descriptor& other) {
+    return other.sequence == first.sequence && other.op == first.op && other.root == first.root &&
+           std::strcmp(other.operand, first.operand) == 0;
+  });
+  if (agree) return "";
+  std::string text = "the ranks reached different collectives:";
+  for (size_t rank = 0; rank < all.size(); ++rank) {
+    text += (rank ? "; rank " : " rank ") + std::to_string(rank) + " ran " + describe(all[rank]);
+  }
+  return text +
+         ". Every rank must record the same collectives, of the same shapes, in the same order";
+}
+
+struct Job {
+  ir::NodePtr node;
+  BufferPtr input;
+  std::exception_ptr input_error;
+  BufferPtr result;  // the promise handed to the stream
+  std::shared_ptr<memory::Event> written;
+  LogLevel log_level = LogLevel::Off;
+};
+
+/// The process group's communicator and the thread that runs its collectives.
+class CollectiveQueue {
+ public:
+  static CollectiveQueue& instance() {
+    static auto* queue = new CollectiveQueue();  // never destroyed: launches may run at exit
+    return *queue;
+  }
+
+  void install(std::shared_ptr<Communicator> communicator, std::chrono::duration<double> timeout) {
+    std::unique_lock lock(mutex_);
+    if (communicator == nullptr) {
+      drained_.wait(lock, [&] { return jobs_.empty() && !running_; });
+    }
+    communicator_ = std::move(communicator);
+    timeout_ = std::chrono::duration_cast<Clock::duration>(timeout);
+    broken_.clear();
+  }
+
+  std::shared_ptr<Communicator> communicator() {
+    std::lock_guard lock(mutex_);
+    return communicator_;
+  }
+
+  void push(Job job) {
+    std::lock_guard lock(mutex_);
+    if (!worker_.joinable()) worker_ = std::thread([this] { work(); });
+    jobs_.push_back(std::move(job));
+    changed_.notify_one();
+  }
+
+ private:
+  CollectiveQueue() = default;
+
+  void work() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+      changed_.wait(lock, [&] { return !jobs_.empty(); });
+      Job job = std::move(jobs_.front());
+      jobs_.pop_front();
+      running_ = true;
+      std::shared_ptr<Communicator> communicator = communicator_;
+      const Clock::duration timeout = timeout_;
+      std::string broken = broken_;
+      lock.unlock();
+      try {
+        run(job, communicator, timeout, broken);
+      } catch (...) {
+        job.result->fail(std::current_exception());
+      }
+      job.written->set();
+      lock.lock();
+      if (!broken.empty() && broken_.empty() && communicator == communicator_) broken_ = broken;
+      running_ = false;
+      if (jobs_.empty()) drained_.notify_all();
+    }
+  }
+
+  /// Runs one collective into job.result; throws its failure. Sets `broken` when it timed out
+  /// (a collective left half done leaves the communicator unusable).
+  static void run(const Job& job, const std::shared_ptr<Communicator>& communicator,
+                  Clock::duration timeout, std::string& broken) {
+    const ir::Node& node = *job.node;
+    if (communicator == nullptr) {
+      throw ir::recorded_error(node, "the process group is gone (lz::dist::finalize ran)");
+    }
+    if (!broken.empty()) throw ir::recorded_error(node, broken);
+    support::trace::Span span("collective", ir::op_name(node.op));
+    span.arg("sequence", static_cast<int64_t>(node.seed));
+    span.arg("bytes", static_cast<int64_t>(node.inputs[0]->size()) * dtype_size(node.dtype));
+    const auto start = Clock::now();
+
+    Descriptor mine;
+    mine.sequence = node.seed;
+    mine.op = static_cast<int32_t>(node.op);
+    mine.root = node.op == ir::Op::Broadcast ? static_cast<int32_t>(node.axes[1]) : 0;
+    copy_text(mine.operand, sizeof mine.operand,
+              ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape));
+    copy_text(mine.line, sizeof mine.line, line_of(node));
+    BufferPtr output;
+    std::exception_ptr failure = job.input_error;
+    if (!failure) {
+      try {
+        output = memory::Buffer::allocate(node.dtype, node.size());
+      } catch (const std::bad_alloc&) {
+        failure = std::make_exception_ptr(
+            Error("out of memory for its result " + ir::type_text(node.dtype, node.shape)));
+      }
+    }
+    if (failure) {
+      mine.failed = 1;
+      copy_text(mine.failure, sizeof mine.failure, what_of(failure));
+    }
+
+    const auto deadline = Clock::now() + timeout;
+    const int ranks = communicator->size();
+    std::vector<Descriptor> all(ranks);
+    const auto timed_out = [&](const char* stage) {
+      const double seconds = std::chrono::duration<double>(timeout).count();
+      broken = "an earlier collective, " + describe(mine) + ", timed out: not every rank " + stage +
+               " within " + std::to_string(seconds) +
+               " s (LZ_DIST_TIMEOUT), so the process group cannot be used any more";
+      return ir::recorded_error(node, "not every rank " + std::string(stage) + " within " +
+                                          std::to_string(seconds) +
+                                          " s (LZ_DIST_TIMEOUT): a rank stopped, or records "
+                                          "fewer collectives than this one");
+    };
+    if (!communicator->all_gather_bytes(std::as_bytes(std::span(&mine, 1)),
+                                        std::as_writable_bytes(std::span(all)), deadline)) {
+      throw timed_out("reached this collective");
+    }
+    const auto agreed = Clock::now();
+    if (const std::string reason = disagreement(all); !reason.empty()) {
+      // This rank's own failure keeps its own exception (an lz::Error naming its line).
+      if (job.input_error) std::rethrow_exception(job.input_error);
+      throw ir::recorded_error(node, reason);
+    }
+    if (failure) std::rethrow_exception(failure);
+    if (!communicator->move(node, *job.input, *output, deadline)) {
+      throw timed_out("finished moving the data");
+    }
+    job.result->fulfil(std::move(output));
+
+    if (job.log_level != LogLevel::Off) {
+      const auto milliseconds = [](Clock::duration duration) {
+        return std::chrono::duration<double, std::milli>(duration).count();
+      };
+      std::fprintf(
+          stderr, "[lazuli]   collective #%llu %s %s on %s rank %d/%d: wait=%.3fms move=%.3fms\n",
+          static_cast<unsigned long long>(node.seed), std::string(ir::op_name(node.op)).c_str(),
+          ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape).c_str(),
+          communicator->name().c_str(), communicator->rank(), ranks, milliseconds(agreed - start),
+          milliseconds(Clock::now() - agreed));
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::condition_variable drained_;
+  std::deque<Job> jobs_;
+  bool running_ = false;
+  std::thread worker_;
+  std::shared_ptr<Communicator> communicator_;
+  Clock::duration timeout_{};
+  std::string broken_;  // why the communicator cannot be used; "" while it can
+};
+
+std::atomic<uint64_t> next_sequence{0};
+
+}  // namespace
+
+void install_communicator(std::shared_ptr<Communicator> communicator,
+                          std::chrono::duration<double> timeout) {
+  CollectiveQueue::instance().install(std::move(communicator), timeout);
+}
+
+std::shared_ptr<Communicator> installed_communicator() {
+  return CollectiveQueue::instance().communicator();
+}
+
+uint64_t next_collective_sequence() {
+  return next_sequence.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::shared_ptr<memory::Buffer> queue_collective(ir::NodePtr node, BufferPtr input,
+                                                 std::exception_ptr input_error,
+                                                 LogLevel log_level) {
+  auto written = std::make_shared<memory::Event>();
+  BufferPtr result = memory::Buffer::promise(node->dtype, node->size(), written);
+  CollectiveQueue::instance().push(
+      {std::move(node), std::move(input), std::move(input_error), result, written, log_level});
+  return result;
+}
+
+}  // namespace lz::runtime
