@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "frontend/recording.h"
 #include "lazuli/data.h"
@@ -86,9 +87,10 @@ class DataLoader::Worker {
   int64_t rows() const { return rows_; }
 
   int64_t batches_per_epoch() const {
-    const int64_t full = rows_ / options_.batch_size;
-    const bool partial = rows_ % options_.batch_size != 0 && !options_.drop_last;
-    return full + (partial ? 1 : 0);
+    const int64_t global_batch = options_.batch_size * options_.shards;
+    const int64_t rest = rows_ % global_batch;
+    const bool partial = rest != 0 && rest >= options_.shards && !options_.drop_last;
+    return rows_ / global_batch + (partial ? 1 : 0);
   }
 
   void start_epoch(int64_t epoch) {
@@ -160,9 +162,19 @@ class DataLoader::Worker {
 
   bool epoch_done_for(uint64_t generation) const { return prepared_generation_ == generation; }
 
+  /// The rows of this shard's part of batch `batch`: positions first.. in the epoch's order.
+  std::pair<int64_t, int64_t> first_and_count(int64_t batch) const {
+    const int64_t global_first = batch * options_.batch_size * options_.shards;
+    const int64_t global_count =
+        std::min(options_.batch_size * options_.shards, rows_ - global_first);
+    const int64_t part = global_count / options_.shards;
+    const int64_t longer = global_count % options_.shards;  // the first parts take a row more
+    return {global_first + options_.shard * part + std::min(options_.shard, longer),
+            part + (options_.shard < longer ? 1 : 0)};
+  }
+
   std::vector<Tensor> gather(const std::vector<int64_t>& order, int64_t batch) const {
-    const int64_t first = batch * options_.batch_size;
-    const int64_t count = std::min(options_.batch_size, rows_ - first);
+    const auto [first, count] = first_and_count(batch);
     std::vector<Tensor> tensors;
     for (const HostArray& array : arrays_) {
       std::vector<char> bytes(static_cast<size_t>(count) * array.row_bytes);
@@ -206,6 +218,11 @@ DataLoader::DataLoader(const std::vector<Tensor>& arrays, Options options,
   if (options.batch_size < 1 || options.prefetch < 1) {
     throw Error("[DataLoader] batch_size and prefetch must be >= 1, got " +
                 std::to_string(options.batch_size) + " and " + std::to_string(options.prefetch));
+  }
+  if (options.shards < 1 || options.shard < 0 || options.shard >= options.shards) {
+    throw Error("[DataLoader] shard " + std::to_string(options.shard) + " of " +
+                std::to_string(options.shards) +
+                " shards: shards must be >= 1 and shard in 0..shards - 1");
   }
   int64_t rows = -1;
   std::vector<HostArray> host;

@@ -62,6 +62,8 @@
 //
 // Kernels are ordered by their roots' positions. That respects dependencies: a value crossing
 // kernels is either a root, which precedes its readers, or a shared node placed by the rule above.
+// Then each collective moves up to just after the kernels it reads (passes/collective_hoisting.h),
+// so that communication overlaps the kernels after it.
 //
 // Cost: one backward walk over consumer lists, plus, when a reduction joins a kernel, a walk over
 // the part of that kernel depending on it (bounded by max_kernel_ops). No recursion.
@@ -77,6 +79,7 @@
 #include "ir/graph.h"
 #include "ir/op.h"
 #include "lazuli/error.h"
+#include "passes/collective_hoisting.h"
 #include "passes/flat_kernel_merging.h"
 #include "passes/pass.h"
 #include "plan/fusion_plan.h"
@@ -594,6 +597,7 @@ class Fusion final : public Pass {
     if (context.options.fusion) {
       merge_flat_kernels(*context.fusion, context.graph, context.options);
     }
+    hoist_collectives(*context.fusion);
   }
 };
 

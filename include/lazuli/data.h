@@ -25,6 +25,14 @@ class DataLoader {
     bool drop_last = false;  // leave out the last batch when it has fewer than batch_size rows
     int64_t prefetch = 2;    // batches prepared ahead of the loop
     Device device = default_device();  // where the batches' tensors live
+    // Data-parallel training: of every batch of batch_size * shards rows, in the epoch's order
+    // (the same on every rank, from the same seed), this loader returns part `shard`, rows
+    // shard * batch_size onwards (lz::dist::rank() and world_size() are the usual choice). The
+    // last batch, when shorter, is split as evenly as possible (parts differ by one row at
+    // most); when fewer rows than shards remain, that batch is left out on every shard, so all
+    // shards take the same number of batches.
+    int64_t shards = 1;
+    int64_t shard = 0;
   };
 
   DataLoader(const std::vector<Tensor>& arrays, Options options,

@@ -18,8 +18,11 @@
 // point that reads it, and the process group cannot be used afterwards.
 #pragma once
 
+#include <cstdint>
 #include <source_location>
+#include <vector>
 
+#include "lazuli/autodiff.h"
 #include "lazuli/tensor.h"
 
 namespace lz::dist {
@@ -69,6 +72,46 @@ Tensor all_gather(const Tensor& x, LZ_HERE);
 Tensor reduce_scatter(const Tensor& x, ReduceOp op = ReduceOp::Sum, LZ_HERE);
 /// Every rank gets rank `root`'s `x` (of one shape and dtype on every rank).
 Tensor broadcast(const Tensor& x, int root = 0, LZ_HERE);
+
+// Data-parallel training, as PyTorch's DistributedDataParallel does it: every rank holds the same
+// parameters, computes the loss of its own shard of each batch (lz::data::DataLoader's shard
+// options) and applies the gradients averaged over the ranks, so that all ranks take the same
+// step: the step one process would take on the combined batch when the shards are equal.
+//
+//   params = lz::dist::broadcast_parameters(params);          // the same start everywhere
+//   auto [loss, grads] = lz::dist::value_and_grad(f, params);  // averaged gradients
+//   optimizer.step(params, grads);
+
+/// Rank `root`'s values of `parameters`, on every rank.
+std::vector<Tensor> broadcast_parameters(const std::vector<Tensor>& parameters, int root = 0,
+                                         LZ_HERE);
+
+/// Gradient buckets of about 4 MiB: large enough that an all-reduce is not dominated by its
+/// latency, small enough that the first ones finish while the backward pass goes on.
+inline constexpr int64_t kDefaultBucketBytes = int64_t{4} << 20;
+
+/// `gradients` (one per parameter, in the parameters' order) averaged over the ranks. They are
+/// all-reduced in buckets of about `bucket_bytes`, last parameters first (the order a backward
+/// pass computes them): each bucket is one all_reduce of its gradients joined end to end, which
+/// runs on the communication thread as soon as its gradients are computed, while the stream
+/// computes the gradients of the next bucket.
+std::vector<Tensor> average_gradients(const std::vector<Tensor>& gradients,
+                                      int64_t bucket_bytes = kDefaultBucketBytes, LZ_HERE);
+
+/// lz::value_and_grad of `f` on this rank's data, with the gradients averaged over the ranks
+/// (average_gradients). The value is this rank's own; all_reduce it with Mean for the group's.
+ValueAndGrad value_and_grad(const ScalarFunction& f, const std::vector<Tensor>& params,
+                            int64_t bucket_bytes = kDefaultBucketBytes, LZ_HERE);
+
+/// The mean and (biased) variance of `x` over `axes` as if every rank's x were one batch: the
+/// statistics of a synchronized batch normalization. Every rank's x has the same shape. Two
+/// all-reduces: the mean first, then the squared deviations from it, which stays accurate when
+/// the mean is large against the spread.
+struct Moments {
+  Tensor mean;
+  Tensor variance;
+};
+Moments moments(const Tensor& x, Axes axes, bool keepdims = false, LZ_HERE);
 
 #undef LZ_HERE
 

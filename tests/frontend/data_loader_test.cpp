@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <numeric>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,46 @@ TEST(DataLoaderTest, ArraysOfDifferentLengthsAreAnError) {
   EXPECT_THROW(DataLoader({lz::ones({4, 2}), lz::ones({3})}, {}), lz::Error);
   EXPECT_THROW(DataLoader({lz::ones({})}, {}), lz::Error);
   EXPECT_THROW(DataLoader(examples(), {.batch_size = 0}), lz::Error);
+}
+
+TEST(DataLoaderTest, ShardsSplitEachBatchOfAllShardsInTheSameOrder) {
+  // 10 rows, 3 shards of 2: batches of 6 rows split 2/2/2, then the last 4 rows split 2/1/1.
+  std::vector<std::vector<std::vector<int64_t>>> shards;
+  for (int64_t shard = 0; shard < 3; ++shard) {
+    DataLoader loader(examples(), {.batch_size = 2, .shuffle = false, .shards = 3, .shard = shard});
+    EXPECT_EQ(loader.batches_per_epoch(), 2);
+    shards.push_back(epoch_rows(loader));
+  }
+  EXPECT_EQ(shards[0], (std::vector<std::vector<int64_t>>{{0, 1}, {6, 7}}));
+  EXPECT_EQ(shards[1], (std::vector<std::vector<int64_t>>{{2, 3}, {8}}));
+  EXPECT_EQ(shards[2], (std::vector<std::vector<int64_t>>{{4, 5}, {9}}));
+
+  // Shuffled, the shards of each batch are the parts of one loader's batch of 2 * 3 rows.
+  DataLoader whole(examples(), {.batch_size = 6, .seed = 4});
+  const std::vector<std::vector<int64_t>> batches = epoch_rows(whole);
+  for (int64_t shard = 0; shard < 3; ++shard) {
+    DataLoader part(examples(), {.batch_size = 2, .seed = 4, .shards = 3, .shard = shard});
+    const std::vector<std::vector<int64_t>> parts = epoch_rows(part);
+    ASSERT_EQ(parts.size(), batches.size());
+    EXPECT_EQ(parts[0], std::vector<int64_t>(batches[0].begin() + 2 * shard,
+                                             batches[0].begin() + 2 * shard + 2));
+  }
+}
+
+TEST(DataLoaderTest, ALastBatchShorterThanTheShardsIsLeftOutOnEveryShard) {
+  // 10 rows, 4 shards of 2: one batch of 8, then 2 rows for 4 shards.
+  for (int64_t shard = 0; shard < 4; ++shard) {
+    DataLoader loader(examples(), {.batch_size = 2, .shuffle = false, .shards = 4, .shard = shard});
+    EXPECT_EQ(loader.batches_per_epoch(), 1);
+    EXPECT_EQ(epoch_rows(loader), (std::vector<std::vector<int64_t>>{{2 * shard, 2 * shard + 1}}));
+  }
+  try {
+    DataLoader loader(examples(), {.shards = 2, .shard = 2});
+    ADD_FAILURE() << "shard 2 of 2 was taken";
+  } catch (const lz::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("shard in 0..shards - 1"), std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace

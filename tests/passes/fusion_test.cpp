@@ -816,5 +816,34 @@ TEST(FusionTest, PrintedPlanShowsKernelsAndReasons) {
             "  %5 = exp(%4) : f32[4]\n");
 }
 
+TEST(FusionTest, ACollectiveIsAKernelOfItsOwnPlacedRightAfterItsOperand) {
+  // The gradient of %b is ready before the long chain computing %d: the all_sum of it moves up
+  // to run while the chain computes, and the two collectives keep their order.
+  const Graph graph = parse(R"(
+    %x = data() : f32[64]
+    %a = mul(%x, %x) : f32[64]
+    %b = all_sum(%a) {ranks=2, sequence=0} : f32[64]
+    %c = exp(%x) : f32[64]
+    %d = sum(%c) {axes=[0], keepdims=false} : f32[]
+    %e = all_sum(%d) {ranks=2, sequence=1} : f32[]
+    %f = add(%b, %b) : f32[64]
+    return %f, %e
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 5u);
+  const auto root_op = [&](size_t k) { return plan.kernels[k].nodes.back()->op; };
+  EXPECT_EQ(root_op(0), Op::Mul);
+  EXPECT_EQ(root_op(1), Op::AllSum);  // hoisted above the sum, which comes first in the graph
+  EXPECT_EQ(plan.kernels[1].nodes.size(), 1u);
+  EXPECT_EQ(root_op(2), Op::Sum);
+  EXPECT_EQ(root_op(3), Op::AllSum);
+  EXPECT_EQ(plan.kernels[3].nodes.back()->seed, 1u);
+  EXPECT_EQ(root_op(4), Op::Add);
+  EXPECT_EQ(reason_for(graph, plan, 1, 2),
+            "consumer is a collective, which runs alone through the communicator");
+  EXPECT_EQ(reason_for(graph, plan, 2, 6),
+            "producer is a collective, which runs alone through the communicator");
+}
+
 }  // namespace
 }  // namespace lz::passes
