@@ -1,0 +1,192 @@
+// Trains the digits MLP of train_mlp.cpp data-parallel across the ranks of an mpirun:
+//
+//   mpirun -np 2 build/release/examples/train_mlp_distributed [--epochs N] [--min-test-accuracy A]
+//
+// Every rank starts from rank 0's parameters (broadcast), takes its shard of each batch of 64
+// images (the data loader's shard options), and applies the gradients averaged over the ranks
+// (lz::dist::value_and_grad, in buckets): all ranks take the steps one process takes on the
+// whole batches. The loss and the test accuracy are averaged across the ranks, each rank scoring
+// its part of the test images. Rank 0 prints a line per epoch, then the time of an epoch against
+// one process (rank 0 alone, the other ranks waiting at a barrier).
+//
+// With --min-test-accuracy it exits with status 1 when the test accuracy ends below A.
+#include <lazuli/lazuli.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+namespace {
+
+using lz::Tensor;
+using lz::dist::ReduceOp;
+
+constexpr int64_t kBatch = 64;  // images per step, over all ranks
+constexpr double kLearningRate = 3e-3;
+
+struct DigitSplit {
+  Tensor train_images, train_labels, test_images, test_labels;
+};
+
+/// Every fifth image (360 of 1797) is for testing, the others (1437) for training, as in
+/// train_mlp.cpp.
+DigitSplit load_digits(const std::string& dir) {
+  const Tensor images = lz::load_npy(dir + "/digits_images.npy") / 16.0;  // pixels in [0, 1]
+  const Tensor labels = lz::load_npy(dir + "/digits_labels.npy");
+  const int64_t n = labels.shape()[0];
+  auto every_fifth = [&](const Tensor& t, int64_t first) {
+    return lz::slice(t, {first}, {n}, {5});
+  };
+  auto training = [&](const Tensor& t) {
+    return lz::concatenate(
+        {every_fifth(t, 1), every_fifth(t, 2), every_fifth(t, 3), every_fifth(t, 4)});
+  };
+  return {training(images), training(labels), every_fifth(images, 0), every_fifth(labels, 0)};
+}
+
+Tensor loss_of(const std::vector<Tensor>& params, const Tensor& images, const Tensor& labels) {
+  return lz::cross_entropy(lz::nn::mlp(params, images), labels);
+}
+
+/// One epoch of Adam steps over the loader's batches; returns the epoch's mean loss on this
+/// rank. `distributed`: gradients averaged over the ranks; else this process alone.
+double train_epoch(std::vector<Tensor>& params, lz::optim::Adam& adam, lz::data::DataLoader& loader,
+                   int64_t epoch, bool distributed) {
+  loader.start_epoch(epoch);
+  double loss_sum = 0;
+  int64_t batches = 0;
+  while (auto batch = loader.next()) {
+    const Tensor& images = (*batch)[0];
+    const Tensor& labels = (*batch)[1];
+    const auto f = [&](const std::vector<Tensor>& p) { return loss_of(p, images, labels); };
+    auto [loss, grads] =
+        distributed ? lz::dist::value_and_grad(f, params) : lz::value_and_grad(f, params);
+    adam.step(params, grads);
+    loss_sum += loss.item<float>();  // the per-minibatch barrier
+    ++batches;
+  }
+  return loss_sum / static_cast<double>(batches);
+}
+
+/// The fraction of the test images classified right: each rank scores its part of them and
+/// the counts are summed across the ranks.
+double test_accuracy(const std::vector<Tensor>& params, const DigitSplit& digits) {
+  const int64_t n = digits.test_labels.shape()[0];
+  const int64_t first = n * lz::dist::rank() / lz::dist::world_size();
+  const int64_t last = n * (lz::dist::rank() + 1) / lz::dist::world_size();
+  const Tensor images = lz::slice(digits.test_images, {first}, {last});
+  const Tensor labels = lz::slice(digits.test_labels, {first}, {last});
+  const Tensor right =
+      lz::sum(lz::astype(lz::argmax(lz::nn::mlp(params, images), 1) == labels, lz::float32));
+  return lz::dist::all_reduce(right).item<float>() / static_cast<double>(n);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+/// The median, in milliseconds, of epoch times in seconds: robust to the epochs that compile
+/// kernels (the first, and the first with a short last batch).
+double median_ms(std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  return 1000 * seconds[seconds.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  int64_t epochs = 30;
+  std::string data_dir = LAZULI_EXAMPLE_DATA_DIR;
+  double min_test_accuracy = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--epochs") {
+      epochs = std::atoll(argv[i + 1]);
+    } else if (flag == "--data") {
+      data_dir = argv[i + 1];
+    } else if (flag == "--min-test-accuracy") {
+      min_test_accuracy = std::atof(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+      return 2;
+    }
+  }
+
+  lz::dist::init();
+  const int rank = lz::dist::rank();
+  const int ranks = lz::dist::world_size();
+  if (kBatch % ranks != 0) {
+    std::fprintf(stderr, "%d ranks do not split a batch of %lld evenly\n", ranks,
+                 static_cast<long long>(kBatch));
+    return 2;
+  }
+  const DigitSplit digits = load_digits(data_dir);
+  const int64_t train_images = digits.train_labels.shape()[0];
+  lz::data::DataLoader loader(
+      {digits.train_images, digits.train_labels},
+      {.batch_size = kBatch / ranks, .seed = 1, .shards = ranks, .shard = rank});
+  const std::vector<Tensor> initial =
+      lz::dist::broadcast_parameters(lz::nn::mlp_parameters({64, 128, 10}, /*seed=*/42));
+  std::vector<Tensor> params = initial;
+  lz::optim::Adam adam({.learning_rate = kLearningRate});
+
+  if (rank == 0) {
+    std::printf(
+        "digits on %d ranks: %lld training and %lld test images, MLP 64-128-10, Adam, "
+        "batch %lld (%lld per rank)\n",
+        ranks, static_cast<long long>(train_images),
+        static_cast<long long>(digits.test_labels.shape()[0]), static_cast<long long>(kBatch),
+        static_cast<long long>(kBatch / ranks));
+  }
+  double accuracy = 0;
+  std::vector<double> epoch_seconds;
+  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+    const auto start = std::chrono::steady_clock::now();
+    const double local_loss = train_epoch(params, adam, loader, epoch, /*distributed=*/true);
+    const double seconds = seconds_since(start);
+    epoch_seconds.push_back(seconds);
+    const double loss =
+        lz::dist::all_reduce(lz::full({}, local_loss, lz::float64), ReduceOp::Mean).item<double>();
+    accuracy = test_accuracy(params, digits);
+    if (rank == 0) {
+      std::printf("epoch %3lld  loss %.4f  test accuracy %5.1f%%  %8.0f images/s\n",
+                  static_cast<long long>(epoch + 1), loss, 100 * accuracy,
+                  static_cast<double>(train_images) / seconds);
+    }
+  }
+
+  // One process on the whole batches, from the same start: rank 0 alone, timed over the same
+  // number of epochs, while the other ranks wait.
+  {
+    if (rank == 0) {
+      lz::data::DataLoader whole({digits.train_images, digits.train_labels},
+                                 {.batch_size = kBatch, .seed = 1});
+      std::vector<Tensor> alone = initial;
+      lz::optim::Adam alone_adam({.learning_rate = kLearningRate});
+      std::vector<double> alone_seconds;
+      for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+        const auto start = std::chrono::steady_clock::now();
+        train_epoch(alone, alone_adam, whole, epoch, /*distributed=*/false);
+        alone_seconds.push_back(seconds_since(start));
+      }
+      const double per_epoch = median_ms(epoch_seconds);
+      const double alone_per_epoch = median_ms(alone_seconds);
+      std::printf("\nmedian epoch: %d ranks %.1f ms, one process %.1f ms (%.2fx the speed)\n",
+                  ranks, per_epoch, alone_per_epoch, alone_per_epoch / per_epoch);
+    }
+    lz::dist::barrier();
+  }
+
+  const bool below = min_test_accuracy >= 0 && accuracy < min_test_accuracy;
+  if (below && rank == 0) {
+    std::fprintf(stderr, "test accuracy %.3f is below %.3f\n", accuracy, min_test_accuracy);
+  }
+  lz::dist::finalize();
+  return below ? 1 : 0;
+} catch (const lz::Error& error) {
+  std::fprintf(stderr, "%s\n", error.what());
+  return 1;
+}
