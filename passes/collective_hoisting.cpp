@@ -1,6 +1,8 @@
 #include "passes/collective_hoisting.h"
 
 #include <algorithm>
+#include <queue>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -13,27 +15,66 @@ void hoist_collectives(plan::FusionPlan& plan) {
   };
   if (std::none_of(plan.kernels.begin(), plan.kernels.end(), is_collective)) return;
 
-  std::vector<plan::Kernel> ordered;
-  ordered.reserve(plan.kernels.size());
-  std::unordered_map<const ir::Node*, size_t> computed_by;  // output -> index in `ordered`
-  size_t earliest = 0;                                      // just after the last collective placed
-  for (plan::Kernel& kernel : plan.kernels) {
-    size_t place = ordered.size();
-    if (is_collective(kernel)) {
-      place = earliest;
-      for (const ir::NodePtr& input : kernel.inputs) {
-        if (const auto found = computed_by.find(input.get()); found != computed_by.end()) {
-          place = std::max(place, found->second + 1);
-        }
+  // The kernels' dependencies, and one more per collective: on the collective recorded before
+  // it (the graph's order need not be the recording order, which every rank shares).
+  const size_t count = plan.kernels.size();
+  std::unordered_map<const ir::Node*, size_t> computed_by;
+  for (size_t k = 0; k < count; ++k) {
+    for (const ir::NodePtr& output : plan.kernels[k].outputs) computed_by[output.get()] = k;
+  }
+  std::vector<std::vector<size_t>> dependents(count);
+  std::vector<int> waiting_for(count, 0);
+  const auto depend = [&](size_t before, size_t after) {
+    dependents[before].push_back(after);
+    ++waiting_for[after];
+  };
+  std::vector<size_t> collectives;
+  for (size_t k = 0; k < count; ++k) {
+    for (const ir::NodePtr& input : plan.kernels[k].inputs) {
+      if (const auto found = computed_by.find(input.get()); found != computed_by.end()) {
+        depend(found->second, k);
       }
-      earliest = place + 1;
     }
-    ordered.insert(ordered.begin() + static_cast<std::ptrdiff_t>(place), std::move(kernel));
-    for (size_t i = place; i < ordered.size(); ++i) {
-      for (const ir::NodePtr& output : ordered[i].outputs) computed_by[output.get()] = i;
+    if (is_collective(plan.kernels[k])) collectives.push_back(k);
+  }
+  std::sort(collectives.begin(), collectives.end(), [&](size_t a, size_t b) {
+    return plan.kernels[a].nodes.back()->seed < plan.kernels[b].nodes.back()->seed;
+  });
+  for (size_t i = 1; i < collectives.size(); ++i) depend(collectives[i - 1], collectives[i]);
+
+  // Each kernel's urgency: the first collective (in recording order) that needs it, directly or
+  // through other kernels. The plan's order is a topological one, so a backward walk sees every
+  // dependent before the kernel it depends on.
+  const size_t never = collectives.size();
+  std::vector<size_t> needed_by(count, never);
+  for (size_t i = 0; i < collectives.size(); ++i) needed_by[collectives[i]] = i;
+  for (size_t k = count; k-- > 0;) {
+    for (size_t dependent : dependents[k]) {
+      needed_by[k] = std::min(needed_by[k], needed_by[dependent]);
     }
   }
-  for (size_t i = 0; i < ordered.size(); ++i) ordered[i].id = static_cast<int>(i);
+
+  // Of the ready kernels, a collective goes first, then what the next collective needs (the
+  // gradients of the last layers before those of the first), then the plan's order.
+  using Priority = std::tuple<bool, size_t, size_t>;  // (not a collective, urgency, position)
+  std::priority_queue<Priority, std::vector<Priority>, std::greater<>> ready;
+  const auto make_ready = [&](size_t k) {
+    ready.emplace(!is_collective(plan.kernels[k]), needed_by[k], k);
+  };
+  for (size_t k = 0; k < count; ++k) {
+    if (waiting_for[k] == 0) make_ready(k);
+  }
+  std::vector<plan::Kernel> ordered;
+  ordered.reserve(count);
+  while (!ready.empty()) {
+    const size_t k = std::get<2>(ready.top());
+    ready.pop();
+    for (size_t dependent : dependents[k]) {
+      if (--waiting_for[dependent] == 0) make_ready(dependent);
+    }
+    ordered.push_back(std::move(plan.kernels[k]));
+    ordered.back().id = static_cast<int>(ordered.size() - 1);
+  }
   plan.kernels = std::move(ordered);
 }
 

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -200,10 +201,13 @@ class CollectiveQueue {
                                           " s (LZ_DIST_TIMEOUT): a rank stopped, or records "
                                           "fewer collectives than this one");
     };
+    // Two spans inside the collective's: waiting for the ranks to agree, then moving data.
+    std::optional<support::trace::Span> stage_span(std::in_place, "collective", "exchange");
     if (!communicator->all_gather_bytes(std::as_bytes(std::span(&mine, 1)),
                                         std::as_writable_bytes(std::span(all)), deadline)) {
       throw timed_out("reached this collective");
     }
+    stage_span.reset();
     const auto agreed = Clock::now();
     if (const std::string reason = disagreement(all); !reason.empty()) {
       // This rank's own failure keeps its own exception (an lz::Error naming its line).
@@ -211,9 +215,11 @@ class CollectiveQueue {
       throw ir::recorded_error(node, reason);
     }
     if (failure) std::rethrow_exception(failure);
+    stage_span.emplace("collective", "move");
     if (!communicator->move(node, *job.input, *output, deadline)) {
       throw timed_out("finished moving the data");
     }
+    stage_span.reset();
     job.result->fulfil(std::move(output));
 
     if (job.log_level != LogLevel::Off) {

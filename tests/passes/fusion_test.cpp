@@ -845,5 +845,31 @@ TEST(FusionTest, ACollectiveIsAKernelOfItsOwnPlacedRightAfterItsOperand) {
             "producer is a collective, which runs alone through the communicator");
 }
 
+TEST(FusionTest, CollectivesRunInTheOrderTheyWereRecordedWhateverTheGraphsOrder) {
+  // %late (recorded second) comes first in the graph; the plan runs %early first, as soon as
+  // its operand is computed, and %late after it.
+  const Graph graph = parse(R"(
+    %x = data() : f32[64]
+    %a = exp(%x) : f32[64]
+    %late = all_sum(%a) {ranks=2, sequence=8} : f32[64]
+    %b = sin(%x) : f32[64]
+    %early = all_sum(%b) {ranks=2, sequence=7} : f32[64]
+    %c = add(%late, %early) : f32[64]
+    return %c
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  std::vector<uint64_t> sequences;
+  for (const plan::Kernel& kernel : plan.kernels) {
+    if (ir::is_collective(kernel.nodes.back()->op)) {
+      sequences.push_back(kernel.nodes.back()->seed);
+    }
+  }
+  EXPECT_EQ(sequences, (std::vector<uint64_t>{7, 8}));
+  ASSERT_EQ(plan.kernels.size(), 4u);  // exp and sin, merged; the two collectives; the add
+  EXPECT_EQ(plan.kernels[0].outputs.size(), 2u);
+  EXPECT_EQ(plan.kernels[1].nodes.back()->seed, 7u);
+  EXPECT_EQ(plan.kernels[2].nodes.back()->seed, 8u);
+}
+
 }  // namespace
 }  // namespace lz::passes
