@@ -13,7 +13,7 @@ import numpy as _np
 
 from . import _lazuli
 from ._lazuli import *  # noqa: F401,F403  (the C++ API, named as in C++)
-from ._lazuli import DTypeError, Error, Tensor, cuda, data, nn, optim  # noqa: F401
+from ._lazuli import DTypeError, Error, Tensor, cuda, data, dist, nn, optim  # noqa: F401
 
 _lazuli._set_package_directory(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 

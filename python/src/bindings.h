@@ -10,5 +10,6 @@ void bind_tensor(nanobind::module_& m);    // the Tensor class (tensor_class.cpp
 void bind_ops(nanobind::module_& m);       // creation and every op (ops.cpp)
 void bind_runtime(nanobind::module_& m);   // blocking points, settings, inspection (runtime.cpp)
 void bind_training(nanobind::module_& m);  // gradients, nn, optimizers, .npy (training.cpp)
+void bind_dist(nanobind::module_& m);      // lazuli.dist (dist.cpp, or dist_unavailable.cpp)
 
 }  // namespace lz::python

@@ -11,5 +11,6 @@ NB_MODULE(_lazuli, m) {
   lz::python::bind_ops(m);
   lz::python::bind_runtime(m);
   lz::python::bind_training(m);
+  lz::python::bind_dist(m);
   m.def("_set_package_directory", &lz::python::set_package_directory, nanobind::arg("directory"));
 }

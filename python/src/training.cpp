@@ -127,7 +127,8 @@ void bind_training(nb::module_& m) {
       .def(
           "__init__",
           [](data::DataLoader* self, nb::handle arrays, int64_t batch_size, bool shuffle,
-             uint64_t seed, bool drop_last, int64_t prefetch, nb::handle device) {
+             uint64_t seed, bool drop_last, int64_t prefetch, nb::handle device, int64_t shards,
+             int64_t shard) {
             std::vector<Tensor> tensors;
             for (nb::handle array : arrays) tensors.push_back(as_tensor(array));
             data::DataLoader::Options options;
@@ -137,11 +138,13 @@ void bind_training(nb::module_& m) {
             options.drop_last = drop_last;
             options.prefetch = prefetch;
             options.device = device_from(device);
+            options.shards = shards;
+            options.shard = shard;
             new (self) data::DataLoader(tensors, options, caller_location());
           },
           nb::arg("arrays"), nb::arg("batch_size") = 32, nb::arg("shuffle") = true,
           nb::arg("seed") = 0, nb::arg("drop_last") = false, nb::arg("prefetch") = 2,
-          nb::arg("device") = nb::none())
+          nb::arg("device") = nb::none(), nb::arg("shards") = 1, nb::arg("shard") = 0)
       .def("__len__", &data::DataLoader::batches_per_epoch)
       .def_prop_ro("size", &data::DataLoader::size)
       .def("start_epoch", &data::DataLoader::start_epoch, nb::arg("epoch"))
