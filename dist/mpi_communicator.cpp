@@ -2,7 +2,10 @@
 
 #include <climits>
 #include <cstring>
+#include <mutex>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
@@ -40,18 +43,31 @@ int mpi_count(const ir::Node& node, int64_t count) {
   return static_cast<int>(count);
 }
 
+/// Memory that requests left in flight by a timeout may still write into: kept until the
+/// process ends (runtime::Communicator says why).
+void keep_for_the_process(std::shared_ptr<const void> owner) {
+  static std::mutex mutex;
+  static auto* kept = new std::vector<std::shared_ptr<const void>>();  // never destroyed
+  std::lock_guard lock(mutex);
+  kept->push_back(std::move(owner));
+}
+
 /// Polls `request` until it completes (true) or the deadline passes (false, the request left
-/// in flight: MPI cannot cancel a collective). MPI makes progress inside MPI_Test, so the thread
-/// tests again at once, yielding the core to the compute threads between tests; after a second
-/// (a straggler or a stopped rank, where latency no longer matters) it sleeps between tests.
-bool wait(MPI_Request& request, runtime::Communicator::Deadline deadline) {
+/// in flight, `owner` kept: MPI cannot cancel a collective). MPI makes progress inside MPI_Test, so
+/// the thread tests again at once, yielding the core to the compute threads between tests; after a
+/// second (a straggler or a stopped rank, where latency no longer matters) it sleeps between tests.
+bool wait(MPI_Request& request, runtime::Communicator::Deadline deadline,
+          std::shared_ptr<const void> owner) {
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     int done = 0;
     MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (done) return true;
     const auto now = std::chrono::steady_clock::now();
-    if (now > deadline) return false;
+    if (now > deadline) {
+      keep_for_the_process(std::move(owner));
+      return false;
+    }
     if (now - start < std::chrono::seconds(1)) {
       std::this_thread::yield();
     } else {
@@ -75,17 +91,20 @@ MpiCommunicator::~MpiCommunicator() {
 }
 
 bool MpiCommunicator::all_gather_bytes(std::span<const std::byte> mine, std::span<std::byte> all,
-                                       Deadline deadline) {
+                                       Deadline deadline, std::shared_ptr<const void> owner) {
   MPI_Request request;
   MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(),
                  static_cast<int>(mine.size()), MPI_BYTE, collectives_, &request);
-  return wait(request, deadline);
+  return wait(request, deadline, std::move(owner));
 }
 
 bool MpiCommunicator::move(const ir::Node& node, const memory::Buffer& input,
-                           memory::Buffer& output, Deadline deadline) {
+                           memory::Buffer& output, Deadline deadline,
+                           std::shared_ptr<const void> owner) {
   const MPI_Datatype type = mpi_type(node.dtype);
-  const int count = mpi_count(node, input.size());
+  // Per rank: the operand's elements, or for reduce_scatter each rank's part of the result.
+  const int count =
+      mpi_count(node, node.op == ir::Op::ReduceScatter ? output.size() : input.size());
   MPI_Request request;
   switch (node.op) {
     case ir::Op::AllSum:
@@ -98,24 +117,26 @@ bool MpiCommunicator::move(const ir::Node& node, const memory::Buffer& input,
       MPI_Iallgather(input.data(), count, type, output.data(), count, type, collectives_, &request);
       break;
     case ir::Op::ReduceScatter:
-      MPI_Ireduce_scatter_block(input.data(), output.data(), mpi_count(node, output.size()), type,
-                                MPI_SUM, collectives_, &request);
+      MPI_Ireduce_scatter_block(input.data(), output.data(), count, type, MPI_SUM, collectives_,
+                                &request);
       break;
     case ir::Op::Broadcast: {
       const int root = static_cast<int>(node.axes[1]);
-      if (rank_ == root) std::memcpy(output.data(), input.data(), input.bytes());
+      if (rank_ == root && input.bytes() > 0) {
+        std::memcpy(output.data(), input.data(), input.bytes());
+      }
       MPI_Ibcast(output.data(), count, type, root, collectives_, &request);
       break;
     }
     default: throw ir::recorded_error(node, "is not a collective: the communicator cannot run it");
   }
-  return wait(request, deadline);
+  return wait(request, deadline, std::move(owner));
 }
 
 bool MpiCommunicator::barrier(Deadline deadline) {
   MPI_Request request;
   MPI_Ibarrier(control_, &request);
-  return wait(request, deadline);
+  return wait(request, deadline, nullptr);
 }
 
 }  // namespace lz::dist

@@ -22,9 +22,9 @@ class MpiCommunicator final : public runtime::Communicator {
   int size() const override { return size_; }
   std::string name() const override { return "MPI"; }
   bool all_gather_bytes(std::span<const std::byte> mine, std::span<std::byte> all,
-                        Deadline deadline) override;
+                        Deadline deadline, std::shared_ptr<const void> owner) override;
   bool move(const ir::Node& node, const memory::Buffer& input, memory::Buffer& output,
-            Deadline deadline) override;
+            Deadline deadline, std::shared_ptr<const void> owner) override;
   /// Returns once every rank has called barrier; false when the deadline passed first.
   bool barrier(Deadline deadline);
 

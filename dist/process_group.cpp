@@ -1,4 +1,5 @@
 // lz::dist's process group on MPI: joining it, leaving it, barrier and local ranks.
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include "frontend/recording.h"
 #include "lazuli/dist.h"
 #include "lazuli/error.h"
+#include "lazuli/tensor.h"
 #include "support/environment.h"
 
 namespace lz::dist {
@@ -40,16 +42,10 @@ const char* thread_level_name(int level) {
   }
 }
 
-/// The whole number in environment variable `name`, or -1 when it is unset.
+/// A launcher's variable `name` (a rank or a count), or -1 when it is unset (or not a whole
+/// number, which support::integer_from_environment reports).
 int launcher_variable(const char* name) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return -1;
-  char* end = nullptr;
-  const long value = std::strtol(text, &end, 10);
-  if (end == text || *end != '\0' || value < 0) {
-    throw Error(std::string("[init] ") + name + "=" + text + " is not a rank or a count");
-  }
-  return static_cast<int>(value);
+  return static_cast<int>(support::integer_from_environment(name, 0, INT32_MAX).value_or(-1));
 }
 
 /// A launcher's RANK and WORLD_SIZE, when set, must describe the group MPI formed: processes
@@ -131,6 +127,11 @@ void init(const InitOptions& options, std::source_location loc) try {
 void finalize() {
   std::lock_guard lock(group_mutex);
   if (group == nullptr) return;
+  try {
+    lz::waitall();  // collectives still pending or on a stream run before the group goes
+  } catch (const Error&) {
+    // A failure belongs to the tensors that read it; leaving the group goes on.
+  }
   runtime::install_communicator(nullptr, {});  // after the queued collectives
   const bool finalize_mpi = group->initialized_mpi;
   group.reset();  // frees the communicators before MPI goes

@@ -1,9 +1,12 @@
 // The collectives of lz::dist, recorded as ops of the IR; the process group's communicator
 // (installed by lz::dist::init, in lazuli::dist) runs them (runtime/collectives.h).
-#include "runtime/collectives.h"
+#include <optional>
+
 #include "frontend/recording.h"
+#include "ir/type_inference.h"
 #include "lazuli/dist.h"
 #include "lazuli/error.h"
+#include "runtime/collectives.h"
 
 namespace lz::dist {
 namespace {
@@ -18,43 +21,49 @@ const char* reduce_op_name(ReduceOp op) {
   return "?";
 }
 
-std::shared_ptr<runtime::Communicator> group(std::string_view op) {
+/// The installed communicator; throws, naming the function `name`, when there is none.
+std::shared_ptr<runtime::Communicator> communicator_for(std::string_view name) {
   std::shared_ptr<runtime::Communicator> communicator = runtime::installed_communicator();
   if (communicator == nullptr) {
-    throw Error("[" + std::string(op) +
+    throw Error("[" + std::string(name) +
                 "] there is no process group: call lz::dist::init() first (from lazuli::dist)");
   }
   return communicator;
 }
 
-/// Records collective `op` of `x` across the group; `root` for broadcast only.
-Tensor record_collective(ir::Op op, const Tensor& x, int root, std::source_location loc) {
-  const std::string_view name = ir::op_name(op);
+/// Records collective `op` of `x` across the group, for the public function `name` (which
+/// errors name); `reduce` for all_reduce and reduce_scatter, `root` for broadcast. ReduceOp::Mean
+/// (all_sum and reduce_scatter only) divides the result by the number of ranks. Everything is
+/// checked before the collective takes its sequence number: a rank that rejects an op must not skip
+/// a number the others use.
+Tensor record_collective(ir::Op op, std::string_view name, const Tensor& x,
+                         std::optional<ReduceOp> reduce, int root, std::source_location loc) {
   const ir::NodePtr& input = frontend::node_of(x, name);
-  const std::shared_ptr<runtime::Communicator> communicator = group(name);
+  const std::shared_ptr<runtime::Communicator> communicator = communicator_for(name);
   if (input->device.kind() != Device::Kind::Cpu) {
     throw Error("[" + std::string(name) + "] collectives of " + input->device.name() +
                 " tensors need NCCL, which lazuli does not load yet; move the tensor with "
                 "to(lz::Device::cpu()) first");
   }
+  if (reduce == ReduceOp::Sum && input->dtype == bool_) {
+    throw Error("[" + std::string(name) +
+                    "] Sum is not defined for bool operands; take Max (or) or Min (and), or "
+                    "convert with astype",
+                Error::Kind::Type);
+  }
+  if (reduce == ReduceOp::Mean && !is_floating(input->dtype)) {
+    throw Error("[" + std::string(name) + "] Mean needs a floating dtype, got " +
+                    dtype_name(input->dtype) + "; take Sum and divide, or convert with astype",
+                Error::Kind::Type);
+  }
   ir::NodePtr node = frontend::make_node(op, {input}, loc);
   node->axes = {communicator->size()};
   if (op == ir::Op::Broadcast) node->axes.push_back(root);
+  ir::infer_type(*node);  // its errors before the sequence number is taken
   node->seed = runtime::next_collective_sequence();
-  return frontend::record(std::move(node));
-}
-
-/// Records collective `op` of `x` (all_sum or reduce_scatter) divided by the number of ranks,
-/// for ReduceOp::Mean; floating dtypes only, checked before anything is recorded.
-Tensor record_mean(ir::Op op, const Tensor& x, std::string_view name, std::source_location loc) {
-  const DType dtype = frontend::node_of(x, name)->dtype;
-  if (!is_floating(dtype)) {
-    throw Error("[" + std::string(name) + "] Mean needs a floating dtype, got " +
-                    dtype_name(dtype) + "; take Sum and divide, or convert with astype",
-                Error::Kind::Type);
-  }
-  const Tensor sum = record_collective(op, x, 0, loc);
-  return Traced(sum, loc) / static_cast<double>(world_size(loc));
+  const Tensor result = frontend::record(std::move(node));
+  if (reduce != ReduceOp::Mean) return result;
+  return Traced(result, loc) / static_cast<double>(communicator->size());
 }
 
 }  // namespace
@@ -62,31 +71,28 @@ Tensor record_mean(ir::Op op, const Tensor& x, std::string_view name, std::sourc
 bool is_initialized() { return runtime::installed_communicator() != nullptr; }
 
 int rank(std::source_location loc) try {
-  return group("rank")->rank();
+  return communicator_for("rank")->rank();
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
 
 int world_size(std::source_location loc) try {
-  return group("world_size")->size();
+  return communicator_for("world_size")->size();
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor all_reduce(const Tensor& x, ReduceOp op, std::source_location loc) try {
-  switch (op) {
-    case ReduceOp::Sum: return record_collective(ir::Op::AllSum, x, 0, loc);
-    case ReduceOp::Mean: return record_mean(ir::Op::AllSum, x, "all_reduce", loc);
-    case ReduceOp::Max: return record_collective(ir::Op::AllMax, x, 0, loc);
-    case ReduceOp::Min: return record_collective(ir::Op::AllMin, x, 0, loc);
-  }
-  throw Error("[all_reduce] unknown reduce op");
+  const ir::Op collective = op == ReduceOp::Max   ? ir::Op::AllMax
+                            : op == ReduceOp::Min ? ir::Op::AllMin
+                                                  : ir::Op::AllSum;
+  return record_collective(collective, "all_reduce", x, op, 0, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor all_gather(const Tensor& x, std::source_location loc) try {
-  return record_collective(ir::Op::AllGather, x, 0, loc);
+  return record_collective(ir::Op::AllGather, "all_gather", x, std::nullopt, 0, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -96,14 +102,13 @@ Tensor reduce_scatter(const Tensor& x, ReduceOp op, std::source_location loc) tr
     throw Error(std::string("[reduce_scatter] takes ReduceOp::Sum or ReduceOp::Mean, got ") +
                 reduce_op_name(op) + "; use all_reduce and slice for Max or Min");
   }
-  if (op == ReduceOp::Mean) return record_mean(ir::Op::ReduceScatter, x, "reduce_scatter", loc);
-  return record_collective(ir::Op::ReduceScatter, x, 0, loc);
+  return record_collective(ir::Op::ReduceScatter, "reduce_scatter", x, op, 0, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor broadcast(const Tensor& x, int root, std::source_location loc) try {
-  return record_collective(ir::Op::Broadcast, x, root, loc);
+  return record_collective(ir::Op::Broadcast, "broadcast", x, std::nullopt, root, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

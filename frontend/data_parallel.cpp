@@ -9,8 +9,8 @@
 namespace lz::dist {
 namespace {
 
-/// Gradients `first..last` (indices into `gradients`, one dtype) averaged over the ranks through
-/// one all_reduce of them joined end to end, each put back in its slot of `averaged`.
+/// The gradients at `bucket` (indices into `gradients`, of one dtype) averaged over the ranks
+/// through one all_reduce of them joined end to end, each put back in its slot of `averaged`.
 void average_bucket(const std::vector<Tensor>& gradients, const std::vector<size_t>& bucket,
                     std::vector<Tensor>& averaged, std::source_location loc) {
   if (bucket.size() == 1) {
@@ -54,7 +54,7 @@ std::vector<Tensor> average_gradients(const std::vector<Tensor>& gradients, int6
   int64_t bytes = 0;
   for (size_t i = gradients.size(); i-- > 0;) {
     const Tensor& gradient = gradients[i];
-    frontend::node_of(gradient, "average_gradients");
+    frontend::node_of(gradient, "average_gradients");  // an empty handle is an error here
     if (!bucket.empty() && gradients[bucket.back()].dtype() != gradient.dtype()) {
       average_bucket(gradients, bucket, averaged, loc);
       bucket.clear();

@@ -7,12 +7,12 @@
 #include <utility>
 #include <vector>
 
+#include "lazuli/error.h"
+
 namespace lz::passes {
 
 void hoist_collectives(plan::FusionPlan& plan) {
-  const auto is_collective = [](const plan::Kernel& kernel) {
-    return kernel.nodes.size() == 1 && ir::is_collective(kernel.nodes.back()->op);
-  };
+  const auto is_collective = plan::is_collective_kernel;
   if (std::none_of(plan.kernels.begin(), plan.kernels.end(), is_collective)) return;
 
   // The kernels' dependencies, and one more per collective: on the collective recorded before
@@ -37,14 +37,15 @@ void hoist_collectives(plan::FusionPlan& plan) {
     }
     if (is_collective(plan.kernels[k])) collectives.push_back(k);
   }
-  std::sort(collectives.begin(), collectives.end(), [&](size_t a, size_t b) {
+  std::stable_sort(collectives.begin(), collectives.end(), [&](size_t a, size_t b) {
     return plan.kernels[a].nodes.back()->seed < plan.kernels[b].nodes.back()->seed;
   });
   for (size_t i = 1; i < collectives.size(); ++i) depend(collectives[i - 1], collectives[i]);
 
   // Each kernel's urgency: the first collective (in recording order) that needs it, directly or
-  // through other kernels. The plan's order is a topological one, so a backward walk sees every
-  // dependent before the kernel it depends on.
+  // through other kernels. The plan's order is a topological one for the data, so a backward
+  // walk sees every kernel's readers first; the edges between collectives may point backwards,
+  // which is harmless: a collective's urgency is its own, lower than its successor's.
   const size_t never = collectives.size();
   std::vector<size_t> needed_by(count, never);
   for (size_t i = 0; i < collectives.size(); ++i) needed_by[collectives[i]] = i;
@@ -74,6 +75,12 @@ void hoist_collectives(plan::FusionPlan& plan) {
     }
     ordered.push_back(std::move(plan.kernels[k]));
     ordered.back().id = static_cast<int>(ordered.size() - 1);
+  }
+  if (ordered.size() != count) {
+    // Only hand-written IR gets here: recording numbers collectives in the order of their data.
+    throw Error(
+        "[fuse] the collectives' sequence numbers contradict their data: a collective "
+        "reads the result of one with a higher sequence number");
   }
   plan.kernels = std::move(ordered);
 }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <bit>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "ir/clone.h"
 #include "passes/constant_folding.h"
@@ -97,8 +99,10 @@ std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::NodePosition
   signature.insert(signature.end(), {options.fusion, options.max_kernel_ops,
                                      options.max_kernel_inputs, options.streams});
   FirstEqualCarrier first_equal(graph);
+  std::vector<std::pair<uint64_t, int64_t>> collectives;  // (sequence, position)
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = *graph.nodes[i];
+    if (ir::is_collective(node.op)) collectives.emplace_back(node.seed, static_cast<int64_t>(i));
     // 8 bits each of op, dtype, device kind and flags, then the device index; then the lengths
     // of the lists that follow, 12 bits each unless one is longer.
     signature.push_back(static_cast<int64_t>(node.op) | static_cast<int64_t>(node.dtype) << 8 |
@@ -124,6 +128,11 @@ std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::NodePosition
   }
   signature.push_back(static_cast<int64_t>(graph.outputs.size()));
   for (const ir::NodePtr& output : graph.outputs) signature.push_back(index.at(output.get()));
+  // The plan runs collectives in the order they were recorded (passes/collective_hoisting.h),
+  // which the graph's order need not follow: a recording of the same structure in another order
+  // needs another plan.
+  std::sort(collectives.begin(), collectives.end());
+  for (const auto& [sequence, position] : collectives) signature.push_back(position);
   return signature;
 }
 

@@ -72,6 +72,10 @@ bool is_matmul_kernel(const Kernel& kernel) {
   return true;
 }
 
+bool is_collective_kernel(const Kernel& kernel) {
+  return kernel.nodes.size() == 1 && ir::is_collective(kernel.nodes.back()->op);
+}
+
 MatmulOperand matmul_operand(const Kernel& kernel, int i) {
   const ir::Node* operand = kernel.nodes.back()->inputs[i].get();
   const auto input_position = [&](const ir::Node* stored) {

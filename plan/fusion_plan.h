@@ -48,6 +48,10 @@ bool swaps_last_two_axes(const ir::Node& node);
 /// other node is a transpose of an operand that swaps_last_two_axes and only the matmul reads.
 bool is_matmul_kernel(const Kernel& kernel);
 
+/// Whether `kernel` is a collective (all_sum, all_gather, ...): fusion gives each a kernel of
+/// its own, which the communicator runs.
+bool is_collective_kernel(const Kernel& kernel);
+
 /// Operand `i` (0 or 1) of a matmul kernel's matmul as the library reads it: the position in
 /// kernel.inputs of the value whose buffer holds it, and whether it holds the operand's
 /// matrices transposed.

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ir/printer.h"
@@ -25,6 +26,7 @@ using Clock = std::chrono::steady_clock;
 /// exchange is one all-gather of equal counts.
 struct Descriptor {
   uint64_t sequence = 0;
+  uint64_t operand_hash = 0;  // of the operand's whole type text, which `operand` may cut short
   int32_t op = 0;
   int32_t root = 0;
   int32_t failed = 0;  // this rank has no operand (or no memory for the result)
@@ -33,10 +35,18 @@ struct Descriptor {
   char failure[256] = {};
 };
 
+/// `text` into a fixed field, ending in "..." when it does not fit.
 void copy_text(char* field, size_t capacity, const std::string& text) {
-  const size_t length = std::min(text.size(), capacity - 1);
-  std::memcpy(field, text.data(), length);
-  field[length] = '\0';
+  const std::string fitted = text.size() < capacity ? text : text.substr(0, capacity - 4) + "...";
+  std::memcpy(field, fitted.data(), fitted.size());
+  field[fitted.size()] = '\0';
+}
+
+/// "1.5 s": a timeout as people write it.
+std::string seconds_text(Clock::duration duration) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", std::chrono::duration<double>(duration).count());
+  return text;
 }
 
 std::string line_of(const ir::Node& node) {
@@ -75,7 +85,7 @@ std::string disagreement(const std::vector<Descriptor>& all) {
   const Descriptor& first = all.front();
   const bool agree = std::all_of(all.begin(), all.end(), [&](const Descriptor& other) {
     return other.sequence == first.sequence && other.op == first.op && other.root == first.root &&
-           std::strcmp(other.operand, first.operand) == 0;
+           other.operand_hash == first.operand_hash;
   });
   if (agree) return "";
   std::string text = "the ranks reached different collectives:";
@@ -83,7 +93,8 @@ std::string disagreement(const std::vector<Descriptor>& all) {
     text += (rank ? "; rank " : " rank ") + std::to_string(rank) + " ran " + describe(all[rank]);
   }
   return text +
-         ". Every rank must record the same collectives, of the same shapes, in the same order";
+         ". Every rank must record the same collectives, of the same shapes, in the same order, "
+         "and reach them through the same blocking points";
 }
 
 struct Job {
@@ -170,8 +181,9 @@ class CollectiveQueue {
     mine.sequence = node.seed;
     mine.op = static_cast<int32_t>(node.op);
     mine.root = node.op == ir::Op::Broadcast ? static_cast<int32_t>(node.axes[1]) : 0;
-    copy_text(mine.operand, sizeof mine.operand,
-              ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape));
+    const std::string operand = ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape);
+    mine.operand_hash = std::hash<std::string>{}(operand);
+    copy_text(mine.operand, sizeof mine.operand, operand);
     copy_text(mine.line, sizeof mine.line, line_of(node));
     BufferPtr output;
     std::exception_ptr failure = job.input_error;
@@ -190,33 +202,35 @@ class CollectiveQueue {
 
     const auto deadline = Clock::now() + timeout;
     const int ranks = communicator->size();
-    std::vector<Descriptor> all(ranks);
+    // Kept alive by the communicator when a late rank may still write into it (a timeout).
+    auto all = std::make_shared<std::vector<Descriptor>>(ranks + 1);
+    all->back() = mine;
     const auto timed_out = [&](const char* stage) {
-      const double seconds = std::chrono::duration<double>(timeout).count();
-      broken = "an earlier collective, " + describe(mine) + ", timed out: not every rank " + stage +
-               " within " + std::to_string(seconds) +
-               " s (LZ_DIST_TIMEOUT), so the process group cannot be used any more";
-      return ir::recorded_error(node, "not every rank " + std::string(stage) + " within " +
-                                          std::to_string(seconds) +
-                                          " s (LZ_DIST_TIMEOUT): a rank stopped, or records "
-                                          "fewer collectives than this one");
+      const std::string what = "not every rank " + std::string(stage) + " within " +
+                               seconds_text(timeout) + " (LZ_DIST_TIMEOUT)";
+      broken = "an earlier collective, " + describe(mine) + ", timed out: " + what +
+               ", so the process group cannot be used any more";
+      return ir::recorded_error(
+          node, what + ": a rank stopped, or did not record or evaluate this collective");
     };
     // Two spans inside the collective's: waiting for the ranks to agree, then moving data.
     std::optional<support::trace::Span> stage_span(std::in_place, "collective", "exchange");
-    if (!communicator->all_gather_bytes(std::as_bytes(std::span(&mine, 1)),
-                                        std::as_writable_bytes(std::span(all)), deadline)) {
+    if (!communicator->all_gather_bytes(std::as_bytes(std::span(&all->back(), 1)),
+                                        std::as_writable_bytes(std::span(*all).first(ranks)),
+                                        deadline, all)) {
       throw timed_out("reached this collective");
     }
     stage_span.reset();
     const auto agreed = Clock::now();
-    if (const std::string reason = disagreement(all); !reason.empty()) {
+    all->pop_back();
+    if (const std::string reason = disagreement(*all); !reason.empty()) {
       // This rank's own failure keeps its own exception (an lz::Error naming its line).
       if (job.input_error) std::rethrow_exception(job.input_error);
       throw ir::recorded_error(node, reason);
     }
-    if (failure) std::rethrow_exception(failure);
     stage_span.emplace("collective", "move");
-    if (!communicator->move(node, *job.input, *output, deadline)) {
+    if (!communicator->move(node, *job.input, *output, deadline,
+                            std::make_shared<std::pair<BufferPtr, BufferPtr>>(job.input, output))) {
       throw timed_out("finished moving the data");
     }
     stage_span.reset();

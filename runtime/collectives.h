@@ -43,14 +43,18 @@ class Communicator {
   virtual int size() const = 0;
   /// The transport, for the log: "MPI".
   virtual std::string name() const = 0;
+  // A call that returns false left its transfer in flight (MPI cannot cancel a collective): a
+  // rank arriving late may still write into the memory, so the communicator keeps `owner`,
+  // which owns that memory, for the life of the process.
+
   /// Every rank's `mine` (the same count of bytes on each), rank after rank, into `all`.
   /// Returns false when the deadline passed first.
   virtual bool all_gather_bytes(std::span<const std::byte> mine, std::span<std::byte> all,
-                                Deadline deadline) = 0;
+                                Deadline deadline, std::shared_ptr<const void> owner) = 0;
   /// The data movement of collective `node` (whose type every rank has checked) from `input`
   /// into `output`. Returns false when the deadline passed first.
   virtual bool move(const ir::Node& node, const memory::Buffer& input, memory::Buffer& output,
-                    Deadline deadline) = 0;
+                    Deadline deadline, std::shared_ptr<const void> owner) = 0;
 };
 
 /// Makes `communicator` the process group's, whose collectives time out after `timeout`; null

@@ -362,7 +362,7 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
     for (const ir::NodePtr& input : kernel.inputs) {
       if (!error) error = failure_of(input.get());
     }
-    if (ir::is_collective(kernel.nodes.back()->op)) {
+    if (plan::is_collective_kernel(kernel)) {
       // Queued even when its operand failed, so that the other ranks learn it instead of waiting.
       const ir::Node* operand = kernel.inputs[0].get();
       BufferPtr input = error                     ? nullptr

@@ -22,7 +22,7 @@ class DataLoader {
     int64_t batch_size = 32;
     bool shuffle = true;  // a new order every epoch, drawn from seed and the epoch's number
     uint64_t seed = 0;
-    bool drop_last = false;  // leave out the last batch when it has fewer than batch_size rows
+    bool drop_last = false;  // leave out the last batch when shorter (with shards: than them all)
     int64_t prefetch = 2;    // batches prepared ahead of the loop
     Device device = default_device();  // where the batches' tensors live
     // Data-parallel training: of every batch of batch_size * shards rows, in the epoch's order

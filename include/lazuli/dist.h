@@ -10,12 +10,14 @@
 // A collective is an op of the IR (all_sum, all_max, all_min, all_gather, reduce_scatter,
 // broadcast) that runs as a kernel of its own, on a communication thread beside the streams:
 // kernels that do not read its result go on while it waits for the other ranks. Every rank
-// must record the same collectives, of the same shapes and dtypes, in the same order (as the same
-// program on every rank does). Before data moves, the ranks compare what each is about to run;
-// when they disagree, or one rank's operand failed, every rank fails that collective with the
-// same message, naming each rank's op, shape and line, instead of hanging. A collective that the
-// other ranks do not reach within the timeout (a rank died or stopped) fails at the blocking
-// point that reads it, and the process group cannot be used afterwards.
+// must record the same collectives, of the same shapes and dtypes, in the same order, and reach
+// them through the same blocking points, as the same program on every rank does: a rank runs its
+// collectives in the order its launches reach them (within a launch, the order they were
+// recorded), from one recording thread and one stream. Before data moves, the ranks compare what
+// each is about to run; when they disagree, or one rank's operand failed, every rank fails that
+// collective with the same message, naming each rank's op, shape and line, instead of hanging. A
+// collective that the other ranks do not reach within the timeout (a rank died or stopped) fails at
+// the blocking point that reads it, and the process group cannot be used afterwards.
 #pragma once
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 // function of its rank, so every rank computes the expected result on its own, in plain loops.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -126,27 +127,35 @@ TEST(CollectivesTest, BroadcastGivesEveryRankTheRootsOperand) {
 TEST(CollectivesTest, CollectivesReadPendingWorkAndFeedFusedKernels) {
   // The operand is computed by a kernel of the same launch; the consumer reads the promise.
   const Tensor x = lz::arange(0, 6, 1, lz::float32) * static_cast<float>(rank() + 1);
-  const Tensor y = lz::exp(lz::dist::all_reduce(x * 0.5f, ReduceOp::Sum) * 0.0f) +
-                   lz::dist::all_reduce(x, ReduceOp::Max);
+  const Tensor y =
+      lz::dist::all_reduce(x * 0.5f, ReduceOp::Sum) * 2.0f + lz::dist::all_reduce(x, ReduceOp::Max);
   const float factor = static_cast<float>(ranks() * (ranks() + 1)) / 2;  // 1 + 2 + ... + ranks
   const std::vector<float> got = y.to_vector<float>();
-  for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(got[i], 1.0f + static_cast<float>(i * ranks()));
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_FLOAT_EQ(got[i], static_cast<float>(i) * factor + static_cast<float>(i * ranks()));
+  }
   const Tensor chained = lz::dist::all_reduce(lz::dist::all_reduce(x, ReduceOp::Sum));
   const std::vector<float> twice = chained.to_vector<float>();
   for (int i = 0; i < 6; ++i) EXPECT_FLOAT_EQ(twice[i], static_cast<float>(i) * factor * ranks());
 }
 
-TEST(CollectivesTest, ManyCollectivesInOneLaunchRunInRecordingOrder) {
+TEST(CollectivesTest, RanksWhoseGraphsOrderCollectivesDifferentlyRunThemInRecordingOrder) {
+  // Rank 0 adds the results first to last, the others last to first, so the graphs the ranks
+  // collect list the collectives in different orders; they run in the order recorded.
   std::vector<Tensor> sums;
   for (int i = 0; i < 20; ++i) {
-    sums.push_back(lz::dist::all_reduce(lz::full({i + 1}, i + rank(), lz::int64)));
+    sums.push_back(lz::dist::all_reduce(lz::full({i % 3 + 1}, i + rank(), lz::int64)));
   }
-  lz::waitall();
+  if (rank() != 0) std::reverse(sums.begin(), sums.end());
+  Tensor total = lz::zeros({}, lz::int64);
+  for (const Tensor& sum : sums) total = total + lz::sum(sum);
+  sums.clear();  // only the total is held, so the graph's order decides
   const int64_t rank_sum = static_cast<int64_t>(ranks()) * (ranks() - 1) / 2;
+  int64_t expected = 0;
   for (int i = 0; i < 20; ++i) {
-    EXPECT_EQ(sums[i].to_vector<int64_t>(),
-              std::vector<int64_t>(i + 1, static_cast<int64_t>(i) * ranks() + rank_sum));
+    expected += (i % 3 + 1) * (static_cast<int64_t>(i) * ranks() + rank_sum);
   }
+  EXPECT_EQ(total.item<int64_t>(), expected);
 }
 
 TEST(CollectivesTest, GradientsFlowBackThroughCollectives) {
@@ -251,6 +260,16 @@ TEST(CollectivesTest, ErrorsAtRecordingNameTheOpAndWhatIsValid) {
               lz::dist::reduce_scatter(lz::ones({ranks()}), ReduceOp::Max);
             }).find("takes ReduceOp::Sum or ReduceOp::Mean"),
             std::string::npos);
+}
+
+TEST(CollectivesTest, AnOpRejectedOnOneRankLeavesTheOthersInStep) {
+  if (rank() == 0) {
+    EXPECT_THROW(lz::dist::reduce_scatter(lz::ones({ranks() + 1})), lz::Error);
+    EXPECT_THROW(lz::dist::broadcast(lz::ones({2}), -1), lz::Error);
+  }
+  // Had rank 0 taken sequence numbers for them, this would fail on every rank.
+  EXPECT_EQ(lz::dist::all_reduce(lz::ones({3})).to_vector<float>(),
+            std::vector<float>(3, static_cast<float>(ranks())));
 }
 
 TEST(CollectivesTest, TheIrNamesEachCollectiveWithItsRanksAndSequence) {

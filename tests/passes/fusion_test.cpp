@@ -817,14 +817,14 @@ TEST(FusionTest, PrintedPlanShowsKernelsAndReasons) {
 }
 
 TEST(FusionTest, ACollectiveIsAKernelOfItsOwnPlacedRightAfterItsOperand) {
-  // The gradient of %b is ready before the long chain computing %d: the all_sum of it moves up
-  // to run while the chain computes, and the two collectives keep their order.
+  // The sum comes first in the graph, but the all_sum of %a is needed first: the plan computes
+  // %a, hands it to the communicator, and computes the sum while the ranks exchange it.
   const Graph graph = parse(R"(
     %x = data() : f32[64]
-    %a = mul(%x, %x) : f32[64]
-    %b = all_sum(%a) {ranks=2, sequence=0} : f32[64]
     %c = exp(%x) : f32[64]
     %d = sum(%c) {axes=[0], keepdims=false} : f32[]
+    %a = mul(%x, %x) : f32[64]
+    %b = all_sum(%a) {ranks=2, sequence=0} : f32[64]
     %e = all_sum(%d) {ranks=2, sequence=1} : f32[]
     %f = add(%b, %b) : f32[64]
     return %f, %e
@@ -833,15 +833,15 @@ TEST(FusionTest, ACollectiveIsAKernelOfItsOwnPlacedRightAfterItsOperand) {
   ASSERT_EQ(plan.kernels.size(), 5u);
   const auto root_op = [&](size_t k) { return plan.kernels[k].nodes.back()->op; };
   EXPECT_EQ(root_op(0), Op::Mul);
-  EXPECT_EQ(root_op(1), Op::AllSum);  // hoisted above the sum, which comes first in the graph
+  EXPECT_EQ(root_op(1), Op::AllSum);
   EXPECT_EQ(plan.kernels[1].nodes.size(), 1u);
+  EXPECT_EQ(plan.kernels[1].nodes.back()->seed, 0u);
   EXPECT_EQ(root_op(2), Op::Sum);
   EXPECT_EQ(root_op(3), Op::AllSum);
-  EXPECT_EQ(plan.kernels[3].nodes.back()->seed, 1u);
   EXPECT_EQ(root_op(4), Op::Add);
-  EXPECT_EQ(reason_for(graph, plan, 1, 2),
+  EXPECT_EQ(reason_for(graph, plan, 3, 4),
             "consumer is a collective, which runs alone through the communicator");
-  EXPECT_EQ(reason_for(graph, plan, 2, 6),
+  EXPECT_EQ(reason_for(graph, plan, 4, 6),
             "producer is a collective, which runs alone through the communicator");
 }
 
@@ -869,6 +869,24 @@ TEST(FusionTest, CollectivesRunInTheOrderTheyWereRecordedWhateverTheGraphsOrder)
   EXPECT_EQ(plan.kernels[0].outputs.size(), 2u);
   EXPECT_EQ(plan.kernels[1].nodes.back()->seed, 7u);
   EXPECT_EQ(plan.kernels[2].nodes.back()->seed, 8u);
+}
+
+TEST(FusionTest, CollectivesWhoseSequenceContradictsTheirDataAreAnError) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[4]
+    %a = all_sum(%x) {ranks=2, sequence=5} : f32[4]
+    %b = all_sum(%a) {ranks=2, sequence=4} : f32[4]
+    return %b
+  )");
+  PassContext context(graph, {});
+  try {
+    make_pass("fuse")->run(context);
+    ADD_FAILURE() << "a plan was made";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("sequence numbers contradict their data"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace
