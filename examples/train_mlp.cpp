@@ -11,10 +11,13 @@
 // With --min-test-accuracy it exits with status 1 when the test accuracy ends below A.
 #include <lazuli/lazuli.h>
 
+#include "digits.h"
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,25 +26,6 @@ namespace {
 using lz::Tensor;
 
 constexpr int64_t kBatch = 64;
-
-struct DigitSplit {
-  Tensor train_images, train_labels, test_images, test_labels;
-};
-
-/// Every fifth image (360 of 1797) is for testing, the others (1437) for training.
-DigitSplit load_digits(const std::string& dir) {
-  const Tensor images = lz::load_npy(dir + "/digits_images.npy") / 16.0;  // pixels in [0, 1]
-  const Tensor labels = lz::load_npy(dir + "/digits_labels.npy");
-  const int64_t n = labels.shape()[0];
-  auto every_fifth = [&](const Tensor& t, int64_t first) {
-    return lz::slice(t, {first}, {n}, {5});
-  };
-  auto training = [&](const Tensor& t) {
-    return lz::concatenate(
-        {every_fifth(t, 1), every_fifth(t, 2), every_fifth(t, 3), every_fifth(t, 4)});
-  };
-  return {training(images), training(labels), every_fifth(images, 0), every_fifth(labels, 0)};
-}
 
 /// The peak resident memory since the last reset, in MiB (VmHWM in /proc/self/status).
 double peak_resident_mib() {
@@ -110,24 +94,11 @@ double accuracy(const std::vector<Tensor>& params, const Tensor& images, const T
 }  // namespace
 
 int main(int argc, char** argv) try {
-  int64_t epochs = 30;
-  std::string data_dir = LAZULI_EXAMPLE_DATA_DIR;
-  double min_test_accuracy = -1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--epochs") {
-      epochs = std::atoll(argv[i + 1]);
-    } else if (flag == "--data") {
-      data_dir = argv[i + 1];
-    } else if (flag == "--min-test-accuracy") {
-      min_test_accuracy = std::atof(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
+  const std::optional<examples::TrainingFlags> flags = examples::parse_training_flags(argc, argv);
+  if (!flags) return 2;
+  const auto [epochs, data_dir, min_test_accuracy] = *flags;
 
-  const DigitSplit digits = load_digits(data_dir);
+  const examples::DigitSplit digits = examples::load_digits(data_dir);
   const int64_t train_images = digits.train_labels.shape()[0];
   lz::data::DataLoader loader({digits.train_images, digits.train_labels},
                               {.batch_size = kBatch, .shuffle = true, .seed = 1});

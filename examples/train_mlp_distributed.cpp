@@ -12,10 +12,13 @@
 // With --min-test-accuracy it exits with status 1 when the test accuracy ends below A.
 #include <lazuli/lazuli.h>
 
+#include "digits.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,26 +29,6 @@ using lz::dist::ReduceOp;
 
 constexpr int64_t kBatch = 64;  // images per step, over all ranks
 constexpr double kLearningRate = 3e-3;
-
-struct DigitSplit {
-  Tensor train_images, train_labels, test_images, test_labels;
-};
-
-/// Every fifth image (360 of 1797) is for testing, the others (1437) for training, as in
-/// train_mlp.cpp.
-DigitSplit load_digits(const std::string& dir) {
-  const Tensor images = lz::load_npy(dir + "/digits_images.npy") / 16.0;  // pixels in [0, 1]
-  const Tensor labels = lz::load_npy(dir + "/digits_labels.npy");
-  const int64_t n = labels.shape()[0];
-  auto every_fifth = [&](const Tensor& t, int64_t first) {
-    return lz::slice(t, {first}, {n}, {5});
-  };
-  auto training = [&](const Tensor& t) {
-    return lz::concatenate(
-        {every_fifth(t, 1), every_fifth(t, 2), every_fifth(t, 3), every_fifth(t, 4)});
-  };
-  return {training(images), training(labels), every_fifth(images, 0), every_fifth(labels, 0)};
-}
 
 Tensor loss_of(const std::vector<Tensor>& params, const Tensor& images, const Tensor& labels) {
   return lz::cross_entropy(lz::nn::mlp(params, images), labels);
@@ -73,7 +56,7 @@ double train_epoch(std::vector<Tensor>& params, lz::optim::Adam& adam, lz::data:
 
 /// The fraction of the test images classified right: each rank scores its part of them and
 /// the counts are summed across the ranks.
-double test_accuracy(const std::vector<Tensor>& params, const DigitSplit& digits) {
+double test_accuracy(const std::vector<Tensor>& params, const examples::DigitSplit& digits) {
   const int64_t n = digits.test_labels.shape()[0];
   const int64_t first = n * lz::dist::rank() / lz::dist::world_size();
   const int64_t last = n * (lz::dist::rank() + 1) / lz::dist::world_size();
@@ -98,22 +81,9 @@ double median_ms(std::vector<double> seconds) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  int64_t epochs = 30;
-  std::string data_dir = LAZULI_EXAMPLE_DATA_DIR;
-  double min_test_accuracy = -1;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--epochs") {
-      epochs = std::atoll(argv[i + 1]);
-    } else if (flag == "--data") {
-      data_dir = argv[i + 1];
-    } else if (flag == "--min-test-accuracy") {
-      min_test_accuracy = std::atof(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return 2;
-    }
-  }
+  const std::optional<examples::TrainingFlags> flags = examples::parse_training_flags(argc, argv);
+  if (!flags) return 2;
+  const auto [epochs, data_dir, min_test_accuracy] = *flags;
 
   lz::dist::init();
   const int rank = lz::dist::rank();
@@ -123,7 +93,7 @@ int main(int argc, char** argv) try {
                  static_cast<long long>(kBatch));
     return 2;
   }
-  const DigitSplit digits = load_digits(data_dir);
+  const examples::DigitSplit digits = examples::load_digits(data_dir);
   const int64_t train_images = digits.train_labels.shape()[0];
   lz::data::DataLoader loader(
       {digits.train_images, digits.train_labels},

@@ -114,6 +114,25 @@ Tensor tensor_item(nb::handle item, const char* what) {
   return nb::cast<Tensor>(item);
 }
 
+std::vector<Tensor> tensor_list(nb::handle value, const char* what) {
+  std::vector<Tensor> tensors;
+  for (nb::handle item : value) tensors.push_back(tensor_item(item, what));
+  return tensors;
+}
+
+ScalarFunction scalar_function(nb::handle f) {
+  return [f](const std::vector<Tensor>& params) {
+    nb::list arguments;
+    for (const Tensor& param : params) arguments.append(nb::cast(param));
+    nb::object result = f(*nb::tuple(arguments));
+    if (!nb::isinstance<Tensor>(result)) {
+      throw Error("[grad] f returned " + nb::cast<std::string>(nb::repr(result.type())) +
+                  ", not a lazuli.Tensor holding a scalar");
+    }
+    return nb::cast<Tensor>(result);
+  };
+}
+
 // numpy's integer scalars have __index__ but, unlike arrays, are no sequences.
 bool is_single_integer(nb::handle value) {
   return PyLong_Check(value.ptr()) ||

@@ -7,6 +7,7 @@
 
 #include <source_location>
 #include <string>
+#include <vector>
 
 #include "lazuli/lazuli.h"
 
@@ -37,6 +38,13 @@ Tensor as_tensor(nb::handle value);
 /// `item` as a Tensor; a TypeError naming its type when it is none (not nanobind's cast error,
 /// which Python would see as a RuntimeError).
 Tensor tensor_item(nb::handle item, const char* what);
+
+/// The items of a Python iterable, each through tensor_item.
+std::vector<Tensor> tensor_list(nb::handle value, const char* what);
+
+/// f(*params) as the C++ scalar function that lz::grad takes: called on the recording thread,
+/// with the GIL held. A result that is no Tensor is an "[grad]" error naming its type.
+ScalarFunction scalar_function(nb::handle f);
 
 /// A Python int or an integer scalar such as numpy's np.int64 (not an array).
 bool is_single_integer(nb::handle value);

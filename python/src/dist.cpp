@@ -20,21 +20,6 @@ dist::ReduceOp reduce_op_from(const std::string& name) {
   throw Error("[all_reduce] op \"" + name + "\" is not one of \"sum\", \"mean\", \"max\", \"min\"");
 }
 
-std::vector<Tensor> tensor_list(nb::handle value, const char* what) {
-  std::vector<Tensor> tensors;
-  for (nb::handle item : value) tensors.push_back(tensor_item(item, what));
-  return tensors;
-}
-
-/// f(*params) as the C++ scalar function, as lazuli.value_and_grad takes it.
-ScalarFunction scalar_function(nb::handle f) {
-  return [f](const std::vector<Tensor>& params) {
-    nb::list arguments;
-    for (const Tensor& param : params) arguments.append(nb::cast(param));
-    return nb::cast<Tensor>(f(*nb::tuple(arguments)));
-  };
-}
-
 }  // namespace
 
 void bind_dist(nb::module_& m) {

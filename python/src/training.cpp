@@ -13,33 +13,16 @@
 namespace lz::python {
 namespace {
 
-std::vector<Tensor> tensor_list(nb::handle value) {
-  std::vector<Tensor> tensors;
-  for (nb::handle item : value) {
-    tensors.push_back(tensor_item(item, "the parameters and gradients"));
-  }
-  return tensors;
-}
-
-/// f(*params) as the C++ scalar function: called on this thread, with the GIL held.
-ScalarFunction scalar_function(nb::handle f) {
-  return [f](const std::vector<Tensor>& params) {
-    nb::list arguments;
-    for (const Tensor& param : params) arguments.append(nb::cast(param));
-    nb::object result = f(*nb::tuple(arguments));
-    if (!nb::isinstance<Tensor>(result)) {
-      throw Error("[grad] f returned " + nb::cast<std::string>(nb::repr(result.type())) +
-                  ", not a lazuli.Tensor holding a scalar");
-    }
-    return nb::cast<Tensor>(result);
-  };
+/// The parameters or gradients of an optimizer step, grad or vjp.
+std::vector<Tensor> tensors_of(nb::handle value) {
+  return tensor_list(value, "the parameters and gradients");
 }
 
 /// Writes the stepped parameters back into the caller's list, as C++'s step rebinds them.
 template <class Optimizer>
 void step(Optimizer& optimizer, nb::list params, nb::handle grads) {
-  std::vector<Tensor> values = tensor_list(params);
-  optimizer.step(values, tensor_list(grads), caller_location());
+  std::vector<Tensor> values = tensors_of(params);
+  optimizer.step(values, tensors_of(grads), caller_location());
   for (size_t i = 0; i < values.size(); ++i) params[i] = nb::cast(values[i]);
 }
 
@@ -49,7 +32,7 @@ void bind_training(nb::module_& m) {
   m.def(
       "grad",
       [](nb::handle f, nb::handle params) {
-        return grad(scalar_function(f), tensor_list(params), caller_location());
+        return grad(scalar_function(f), tensors_of(params), caller_location());
       },
       nb::arg("f"), nb::arg("params"),
       "The gradients of f(*params), a scalar tensor, with respect to each of params.");
@@ -57,14 +40,14 @@ void bind_training(nb::module_& m) {
       "value_and_grad",
       [](nb::handle f, nb::handle params) {
         ValueAndGrad result =
-            value_and_grad(scalar_function(f), tensor_list(params), caller_location());
+            value_and_grad(scalar_function(f), tensors_of(params), caller_location());
         return nb::make_tuple(result.value, result.grads);
       },
       nb::arg("f"), nb::arg("params"));
   m.def(
       "vjp",
       [](nb::handle outputs, nb::handle inputs, nb::handle cotangents) {
-        return vjp(tensor_list(outputs), tensor_list(inputs), tensor_list(cotangents),
+        return vjp(tensors_of(outputs), tensors_of(inputs), tensors_of(cotangents),
                    caller_location());
       },
       nb::arg("outputs"), nb::arg("inputs"), nb::arg("cotangents"));
@@ -114,7 +97,7 @@ void bind_training(nb::module_& m) {
   nn_module.def(
       "mlp",
       [](nb::handle parameters, nb::handle x) {
-        return nn::mlp(tensor_list(parameters), as_tensor(x), caller_location());
+        return nn::mlp(tensors_of(parameters), as_tensor(x), caller_location());
       },
       nb::arg("parameters"), nb::arg("x"));
 
