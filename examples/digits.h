@@ -43,6 +43,10 @@ inline std::optional<TrainingFlags> parse_training_flags(int argc, char** argv) 
   TrainingFlags flags;
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (flag != "--epochs" && flag != "--data" && flag != "--min-test-accuracy") {
+      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+      return std::nullopt;
+    }
     if (i + 1 == argc) {
       std::fprintf(stderr, "%s needs a value\n", argv[i]);
       return std::nullopt;
@@ -51,11 +55,8 @@ inline std::optional<TrainingFlags> parse_training_flags(int argc, char** argv) 
       flags.epochs = std::atoll(argv[i + 1]);
     } else if (flag == "--data") {
       flags.data_dir = argv[i + 1];
-    } else if (flag == "--min-test-accuracy") {
-      flags.min_test_accuracy = std::atof(argv[i + 1]);
     } else {
-      std::fprintf(stderr, "unknown flag %s\n", argv[i]);
-      return std::nullopt;
+      flags.min_test_accuracy = std::atof(argv[i + 1]);
     }
   }
   return flags;
