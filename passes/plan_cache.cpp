@@ -142,11 +142,15 @@ uint64_t hash_of(const std::vector<int64_t>& signature) {
   return hash;
 }
 
-/// Every foldable constant's params, in node order: what a result with folded values is for.
-std::vector<ir::ScalarParam> folded_inputs(const std::vector<ir::NodePtr>& nodes) {
+/// The params of the foldable constants at `positions` of `nodes`: what a result with folded
+/// values is for.
+std::vector<ir::ScalarParam> params_at(const std::vector<ir::NodePtr>& nodes,
+                                       const std::vector<int32_t>& positions) {
   std::vector<ir::ScalarParam> values;
-  for (const ir::NodePtr& node : nodes) {
-    if (is_foldable(*node)) values.insert(values.end(), {node->params[0], node->params[1]});
+  values.reserve(2 * positions.size());
+  for (int32_t position : positions) {
+    const ir::Node& node = *nodes[position];
+    values.insert(values.end(), {node.params[0], node.params[1]});
   }
   return values;
 }
@@ -167,12 +171,80 @@ struct RecordedValues {
         seed(node.seed),
         starts(node.starts) {}
 
+  /// Whether `other` recorded the same op with the same values.
+  bool same_as(const RecordedValues& other) const {
+    return op == other.op && buffer == other.buffer && same_bits(params[0], other.params[0]) &&
+           same_bits(params[1], other.params[1]) && seed == other.seed && starts == other.starts;
+  }
+
   /// Whether `node` still is this op with these values.
   bool unchanged_in(const ir::Node& node) const {
     return node.op == op && node.buffer.get() == buffer && same_bits(node.params[0], params[0]) &&
            same_bits(node.params[1], params[1]) && node.seed == seed && node.starts == starts;
   }
 };
+
+/// The positions of the foldable constants whose values the passes may have computed new values
+/// from: the constant inputs of every recorded node that did not come through the passes as it
+/// was (a node folded, rewritten or merged away), and constants changed in place. Only these
+/// values must match for a remembered result to hold: in a training step the optimizer's
+/// scalars change at every step, while the gradient's seed (1 / batch) is what folds.
+std::vector<int32_t> folding_sources(const std::vector<ir::NodePtr>& clones,
+                                     const std::vector<RecordedValues>& recorded,
+                                     const std::vector<std::vector<ir::Node*>>& recorded_inputs,
+                                     const PassContext& optimized) {
+  std::unordered_map<const ir::Node*, int32_t> position;
+  position.reserve(clones.size());
+  for (size_t i = 0; i < clones.size(); ++i) {
+    position.emplace(clones[i].get(), static_cast<int32_t>(i));
+  }
+  std::vector<bool> present(clones.size(), false);
+  std::vector<bool> survived(clones.size(), false);
+  for (const ir::NodePtr& node : optimized.graph.nodes) {
+    const auto found = position.find(node.get());
+    if (found == position.end()) continue;
+    present[found->second] = true;
+  }
+  // An input replaced by an equal recorded node (common-subexpression elimination merging two
+  // equal constants) is the same input.
+  const auto same_input = [&](const ir::Node* before, const ir::Node* now) {
+    if (before == now) return true;
+    const auto was = position.find(before);
+    const auto is = position.find(now);
+    return is != position.end() && !present[was->second] && present[is->second] &&
+           recorded[was->second].same_as(recorded[is->second]);
+  };
+  for (const ir::NodePtr& node : optimized.graph.nodes) {
+    const auto found = position.find(node.get());
+    if (found == position.end()) continue;
+    const std::vector<ir::Node*>& inputs = recorded_inputs[found->second];
+    survived[found->second] = recorded[found->second].unchanged_in(*node) &&
+                              node->inputs.size() == inputs.size() &&
+                              std::equal(inputs.begin(), inputs.end(), node->inputs.begin(),
+                                         [&](const ir::Node* before, const ir::NodePtr& now) {
+                                           return same_input(before, now.get());
+                                         });
+  }
+  // As recorded: the passes rewrite clones in place.
+  const auto was_constant = [&](size_t i) {
+    return recorded[i].op == ir::Op::Full && recorded[i].buffer == nullptr;
+  };
+  std::vector<bool> source(clones.size(), false);
+  for (size_t i = 0; i < clones.size(); ++i) {
+    if (survived[i]) continue;
+    // A constant merged away by CSE computed nothing; one changed in place may have.
+    if (was_constant(i) && present[i]) source[i] = true;
+    for (const ir::Node* input : recorded_inputs[i]) {
+      const int32_t at = position.at(input);
+      if (was_constant(at)) source[at] = true;
+    }
+  }
+  std::vector<int32_t> positions;
+  for (size_t i = 0; i < clones.size(); ++i) {
+    if (source[i]) positions.push_back(static_cast<int32_t>(i));
+  }
+  return positions;
+}
 
 }  // namespace
 
@@ -195,8 +267,10 @@ struct PlanCache::Entry {
   Signature signature;
   std::string pipeline;
   PassOptions options;
-  /// Set when the passes computed values from the constants: the result holds only for these.
+  /// Set when the passes computed values from constants: the result holds only for the values
+  /// of those the passes read to compute them, at these positions of the recorded graph.
   bool folded = false;
+  std::vector<int32_t> folded_positions;
   std::vector<ir::ScalarParam> folded_from;
   /// The optimized graph's nodes without inputs or buffers, each node's inputs and the outputs
   /// by position, the kernels over them, and where the values come from.
@@ -255,7 +329,7 @@ struct PlanCache::Entry {
   /// order); null when the result cannot be rebound.
   static std::unique_ptr<Entry> of(const std::vector<RecordedValues>& recorded,
                                    const std::vector<ir::NodePtr>& clones,
-                                   const std::vector<ir::ScalarParam>& folded_from,
+                                   const std::vector<int32_t>& folded_positions,
                                    const PassContext& optimized) {
     if (optimized.schedule || optimized.memory) return nullptr;
     std::unordered_map<const ir::Node*, int32_t> recorded_position;
@@ -278,7 +352,13 @@ struct PlanCache::Entry {
       entry->bindings.push_back(
           {static_cast<int32_t>(j), found->second, carries_values(node) && unchanged});
     }
-    if (entry->folded) entry->folded_from = folded_from;
+    if (entry->folded) {
+      entry->folded_positions = folded_positions;
+      for (int32_t position : folded_positions) {
+        const ir::ScalarParam* params = recorded[position].params;
+        entry->folded_from.insert(entry->folded_from.end(), {params[0], params[1]});
+      }
+    }
 
     const auto optimized_index = optimized.graph.index();
     const auto positions = [&](const std::vector<ir::NodePtr>& kernel_nodes) {
@@ -329,7 +409,9 @@ PlanCache::Lookup PlanCache::look_up(const ir::Graph& graph, const std::string& 
     for (auto it = begin; it != end; ++it) {
       const Entry& entry = *it->second;
       if (entry.signature != lookup.signature_ || entry.pipeline != pipeline) continue;
-      if (entry.folded && entry.folded_from != folded_inputs(graph.nodes)) continue;
+      if (entry.folded && entry.folded_from != params_at(graph.nodes, entry.folded_positions)) {
+        continue;
+      }
       lookup.hit_ = entry.instantiate(graph);
       return lookup;
     }
@@ -356,10 +438,16 @@ PassContext PlanCache::complete(Lookup lookup, const Pipeline& run) {
   const std::vector<ir::NodePtr> clones = context.graph.nodes;  // held: no address is reused
   std::vector<RecordedValues> recorded;
   recorded.reserve(clones.size());
-  for (const ir::NodePtr& clone : clones) recorded.emplace_back(*clone);
-  const std::vector<ir::ScalarParam> folded_from = folded_inputs(clones);
+  std::vector<std::vector<ir::Node*>> recorded_inputs;
+  recorded_inputs.reserve(clones.size());
+  for (const ir::NodePtr& clone : clones) {
+    recorded.emplace_back(*clone);
+    std::vector<ir::Node*>& inputs = recorded_inputs.emplace_back();
+    for (const ir::NodePtr& input : clone->inputs) inputs.push_back(input.get());
+  }
   run(context);
-  std::unique_ptr<Entry> entry = Entry::of(recorded, clones, folded_from, context);
+  std::unique_ptr<Entry> entry = Entry::of(
+      recorded, clones, folding_sources(clones, recorded, recorded_inputs, context), context);
   if (!entry) return context;
   entry->signature = std::move(lookup.signature_);
   entry->pipeline = std::move(lookup.pipeline_);

@@ -152,6 +152,33 @@ TEST_F(PlanCacheTest, FoldedConstantsHitOnlyForTheirValues) {
   EXPECT_TRUE(run(recorded(kChain, 5)));
 }
 
+TEST_F(PlanCacheTest, ConstantsTheFoldingDidNotReadAreFreeToChange) {
+  // 1 / 64 folds (a gradient's seed over a batch); the optimizer's step size, which changes at
+  // every step, and the two equal momentum factors merged into one are read, never folded.
+  constexpr std::string_view kStep = R"(
+    %x = data() : f32[8]
+    %one = full() {value=1} : f32[]
+    %batch = full() {value=64} : f32[]
+    %seed = div(%one, %batch) : f32[]
+    %g = mul(%x, %seed) : f32[8]
+    %rate = full() {value=0.01} : f32[]
+    %u = mul(%g, %rate) : f32[8]
+    %beta = full() {value=0.9} : f32[]
+    %beta2 = full() {value=0.9} : f32[]
+    %v = mul(%x, %beta) : f32[8]
+    %w = mul(%u, %beta2) : f32[8]
+    %y = add(%v, %w) : f32[8]
+    return %y
+  )";
+  EXPECT_FALSE(run(recorded(kStep, 1)));
+  std::string next(kStep);
+  next.replace(next.find("value=0.01"), 10, "value=0.02");
+  EXPECT_TRUE(run(recorded(next, 2)));
+  std::string other_batch(kStep);
+  other_batch.replace(other_batch.find("value=64"), 8, "value=32");
+  EXPECT_FALSE(run(recorded(other_batch, 3)));
+}
+
 TEST_F(PlanCacheTest, WhichLeavesAreEqualIsPartOfTheKey) {
   // Two additions of the same data leaf merge into one; of two leaves they must not.
   constexpr std::string_view kTwice = R"(
