@@ -159,6 +159,8 @@ std::vector<ir::ScalarParam> params_at(const std::vector<ir::NodePtr>& nodes,
 /// rewrites nodes in place).
 struct RecordedValues {
   ir::Op op;
+  DType dtype;
+  Shape shape;
   const memory::Buffer* buffer;
   ir::ScalarParam params[2];
   uint64_t seed;
@@ -166,14 +168,17 @@ struct RecordedValues {
 
   explicit RecordedValues(const ir::Node& node)
       : op(node.op),
+        dtype(node.dtype),
+        shape(node.shape),
         buffer(node.buffer.get()),
         params{node.params[0], node.params[1]},
         seed(node.seed),
         starts(node.starts) {}
 
-  /// Whether `other` recorded the same op with the same values.
+  /// Whether `other` recorded the same op, type and values.
   bool same_as(const RecordedValues& other) const {
-    return op == other.op && buffer == other.buffer && same_bits(params[0], other.params[0]) &&
+    return op == other.op && dtype == other.dtype && shape == other.shape &&
+           buffer == other.buffer && same_bits(params[0], other.params[0]) &&
            same_bits(params[1], other.params[1]) && seed == other.seed && starts == other.starts;
   }
 
@@ -229,14 +234,34 @@ std::vector<int32_t> folding_sources(const std::vector<ir::NodePtr>& clones,
   const auto was_constant = [&](size_t i) {
     return recorded[i].op == ir::Op::Full && recorded[i].buffer == nullptr;
   };
+  // What a rewrite of node i may have read: its recorded inputs' constants; through an input
+  // the passes took away (forwarded, merged), that input's own inputs; and, in a surviving add or
+  // mul it reads, that node's constants ((x * a) * b -> x * (a * b) reads a, from x * a, which
+  // may stay alive for another reader).
   std::vector<bool> source(clones.size(), false);
+  std::vector<bool> visited(clones.size(), false);
+  std::vector<int32_t> pending;
   for (size_t i = 0; i < clones.size(); ++i) {
     if (survived[i]) continue;
-    // A constant merged away by CSE computed nothing; one changed in place may have.
-    if (was_constant(i) && present[i]) source[i] = true;
-    for (const ir::Node* input : recorded_inputs[i]) {
-      const int32_t at = position.at(input);
-      if (was_constant(at)) source[at] = true;
+    for (const ir::Node* input : recorded_inputs[i]) pending.push_back(position.at(input));
+    while (!pending.empty()) {
+      const int32_t at = pending.back();
+      pending.pop_back();
+      if (visited[at]) continue;
+      visited[at] = true;
+      if (was_constant(at)) {
+        source[at] = true;
+        continue;
+      }
+      const bool chained = recorded[at].op == ir::Op::Add || recorded[at].op == ir::Op::Mul;
+      for (const ir::Node* input : recorded_inputs[at]) {
+        const int32_t inner = position.at(input);
+        if (!present[at]) {
+          pending.push_back(inner);
+        } else if (chained && was_constant(inner)) {
+          source[inner] = true;
+        }
+      }
     }
   }
   std::vector<int32_t> positions;

@@ -174,9 +174,31 @@ TEST_F(PlanCacheTest, ConstantsTheFoldingDidNotReadAreFreeToChange) {
   std::string next(kStep);
   next.replace(next.find("value=0.01"), 10, "value=0.02");
   EXPECT_TRUE(run(recorded(next, 2)));
+  // The merged momentum factors change together: still equal, still only read.
+  std::string merged(next);
+  merged.replace(merged.find("value=0.9"), 9, "value=0.8");
+  merged.replace(merged.find("value=0.9"), 9, "value=0.8");
+  EXPECT_TRUE(run(recorded(merged, 4)));
   std::string other_batch(kStep);
   other_batch.replace(other_batch.find("value=64"), 8, "value=32");
   EXPECT_FALSE(run(recorded(other_batch, 3)));
+}
+
+TEST_F(PlanCacheTest, AChainFoldedPastAnInnerProductStillReadTiesTheResultToBothScalars) {
+  // (x * a) * b folds into x * 8 while x * a stays an output: a new a must miss.
+  constexpr std::string_view kChain = R"(
+    %x = data() : i32[5]
+    %a = full() {value=2} : i32[]
+    %b = full() {value=4} : i32[]
+    %m = mul(%x, %a) : i32[5]
+    %n = mul(%m, %b) : i32[5]
+    return %n, %m
+  )";
+  EXPECT_FALSE(run(recorded(kChain, 1)));
+  EXPECT_TRUE(run(recorded(kChain, 2)));
+  std::string other(kChain);
+  other.replace(other.find("value=2"), 7, "value=3");
+  EXPECT_FALSE(run(recorded(other, 3)));  // run() checks x * 12, not the remembered x * 8
 }
 
 TEST_F(PlanCacheTest, WhichLeavesAreEqualIsPartOfTheKey) {
