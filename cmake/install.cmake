@@ -6,6 +6,12 @@ install(TARGETS lazuli EXPORT lazuliTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# lazuli::dist, when MPI was found: the package config then finds MPI for it.
+if(TARGET lazuli_dist_library)
+  install(TARGETS lazuli_dist_library EXPORT lazuliTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+endif()
 install(DIRECTORY include/lazuli DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT lazuliTargets
   NAMESPACE lazuli::
