@@ -99,6 +99,46 @@ TEST(CollectivesTest, AllGatherConcatenatesTheRanksAlongAxisZero) {
   for (int r = 0; r < ranks(); ++r) EXPECT_EQ(stacked.to_vector<double>()[r], 10.0 * r);
 }
 
+/// all_gather, reduce_scatter and broadcast of operand<T> against plain loops.
+template <class T>
+void expect_movement_of_dtype() {
+  const int64_t rows = 2 * ranks();
+  std::vector<T> joined;
+  std::vector<T> sum(rows * 3, T{});
+  for (int r = 0; r < ranks(); ++r) {
+    const std::vector<T> part = operand_of<T>(r, 6);
+    joined.insert(joined.end(), part.begin(), part.end());
+    const std::vector<T> values = operand_of<T>(r, rows * 3);
+    for (int64_t i = 0; i < rows * 3; ++i) sum[i] += values[i];
+  }
+  EXPECT_EQ(lz::dist::all_gather(operand<T>(rank(), {2, 3})).template to_vector<T>(), joined);
+  EXPECT_EQ(lz::dist::reduce_scatter(operand<T>(rank(), {rows, 3})).template to_vector<T>(),
+            std::vector<T>(sum.begin() + rank() * 6, sum.begin() + (rank() + 1) * 6));
+  const int root = ranks() - 1;
+  EXPECT_EQ(lz::dist::broadcast(operand<T>(rank(), {2, 3}), root).template to_vector<T>(),
+            operand_of<T>(root, 6));
+}
+
+TEST(CollectivesTest, GatherScatterAndBroadcastMoveEveryDtype) {
+  expect_movement_of_dtype<float>();
+  expect_movement_of_dtype<double>();
+  expect_movement_of_dtype<int32_t>();
+  expect_movement_of_dtype<int64_t>();
+  // bool: gathered and broadcast as bytes (reduce_scatter sums, which bool has not).
+  const Tensor mine = lz::from_vector(std::vector<bool>{rank() % 2 == 0, true}, {2});
+  std::vector<bool> joined;
+  for (int r = 0; r < ranks(); ++r) joined.insert(joined.end(), {r % 2 == 0, true});
+  EXPECT_EQ(lz::dist::all_gather(mine).to_vector<bool>(), joined);
+  EXPECT_EQ(lz::dist::broadcast(mine, 1).to_vector<bool>(), (std::vector<bool>{false, true}));
+}
+
+TEST(CollectivesTest, EmptyOperandsMoveNothingAndSucceed) {
+  EXPECT_EQ(lz::dist::all_reduce(lz::zeros({0, 3})).shape(), (lz::Shape{0, 3}));
+  EXPECT_TRUE(lz::dist::all_reduce(lz::zeros({0})).to_vector<float>().empty());
+  EXPECT_EQ(lz::dist::all_gather(lz::zeros({0, 2})).shape(), (lz::Shape{0, 2}));
+  EXPECT_TRUE(lz::dist::broadcast(lz::zeros({0}), 0).to_vector<float>().empty());
+}
+
 TEST(CollectivesTest, ReduceScatterGivesEachRankItsPartOfTheSum) {
   const int64_t rows = 2 * ranks();
   const Tensor part = lz::dist::reduce_scatter(operand<float>(rank(), {rows, 3}));
