@@ -133,16 +133,18 @@ TEST_F(PlanCacheTest, OptionsArePartOfTheKey) {
   EXPECT_TRUE(run(recorded(kAffine), unfused));
 }
 
+/// (x * 2) * 4, which folds into x * 8.
+constexpr std::string_view kChain = R"(
+  %x = data() : i32[5]
+  %a = full() {value=2} : i32[]
+  %b = full() {value=4} : i32[]
+  %m = mul(%x, %a) : i32[5]
+  %n = mul(%m, %b) : i32[5]
+  return %n
+)";
+
 TEST_F(PlanCacheTest, FoldedConstantsHitOnlyForTheirValues) {
-  // (x * 2) * 4 folds into x * 8: the result holds for these two scalars only.
-  constexpr std::string_view kChain = R"(
-    %x = data() : i32[5]
-    %a = full() {value=2} : i32[]
-    %b = full() {value=4} : i32[]
-    %m = mul(%x, %a) : i32[5]
-    %n = mul(%m, %b) : i32[5]
-    return %n
-  )";
+  // The result of folding kChain holds for its two scalars only.
   EXPECT_FALSE(run(recorded(kChain, 1)));
   EXPECT_TRUE(run(recorded(kChain, 2)));
   std::string other(kChain);
@@ -185,20 +187,13 @@ TEST_F(PlanCacheTest, ConstantsTheFoldingDidNotReadAreFreeToChange) {
 }
 
 TEST_F(PlanCacheTest, AChainFoldedPastAnInnerProductStillReadTiesTheResultToBothScalars) {
-  // (x * a) * b folds into x * 8 while x * a stays an output: a new a must miss.
-  constexpr std::string_view kChain = R"(
-    %x = data() : i32[5]
-    %a = full() {value=2} : i32[]
-    %b = full() {value=4} : i32[]
-    %m = mul(%x, %a) : i32[5]
-    %n = mul(%m, %b) : i32[5]
-    return %n, %m
-  )";
-  EXPECT_FALSE(run(recorded(kChain, 1)));
-  EXPECT_TRUE(run(recorded(kChain, 2)));
-  std::string other(kChain);
-  other.replace(other.find("value=2"), 7, "value=3");
-  EXPECT_FALSE(run(recorded(other, 3)));  // run() checks x * 12, not the remembered x * 8
+  // kChain folds into x * 8 while x * 2 stays an output: a new inner scalar must miss.
+  std::string kept(kChain);
+  kept.replace(kept.find("return %n"), 9, "return %n, %m");
+  EXPECT_FALSE(run(recorded(kept, 1)));
+  EXPECT_TRUE(run(recorded(kept, 2)));
+  kept.replace(kept.find("value=2"), 7, "value=3");
+  EXPECT_FALSE(run(recorded(kept, 3)));  // run() checks x * 12, not the remembered x * 8
 }
 
 TEST_F(PlanCacheTest, WhichLeavesAreEqualIsPartOfTheKey) {
