@@ -1,5 +1,4 @@
 // lz::dist's data-parallel training helpers: recorded ops and collectives over the public API.
-#include <algorithm>
 #include <utility>
 
 #include "frontend/recording.h"
@@ -90,14 +89,8 @@ Moments moments(const Tensor& x, Axes axes, bool keepdims, std::source_location 
   const Tensor deviations = sum(square(Traced(x, loc) - mean, loc), axes, /*keepdims=*/true, loc);
   const Tensor variance = Traced(all_reduce(deviations, ReduceOp::Sum, loc), loc) / count;
   if (keepdims) return {mean, variance};
-  Shape kept;
-  for (size_t d = 0; d < x.shape().size(); ++d) {
-    const bool reduced_axis = std::any_of(axes.list().begin(), axes.list().end(), [&](int axis) {
-      return (axis < 0 ? axis + static_cast<int>(x.shape().size()) : axis) == static_cast<int>(d);
-    });
-    if (!axes.list().empty() && !reduced_axis) kept.push_back(x.shape()[d]);
-  }
-  return {reshape(mean, kept, loc), reshape(variance, kept, loc)};
+  // The reduced axes are the size-1 axes left (all of them when no axes were given).
+  return {squeeze(mean, axes.list(), loc), squeeze(variance, axes.list(), loc)};
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
