@@ -30,12 +30,15 @@ struct PreparedContext {
 /// passes read of their values: each scalar constant's class for the simplifier (zero of either
 /// sign, one, a power of two it may fold, finite), and which value-carrying nodes (data leaves
 /// by buffer, constants, ranges, random draws by seed, slices by start) are equal to which, for
-/// common-subexpression elimination. Buffers, scalar values, seeds, slice starts and lines are
+/// common-subexpression elimination, and the order in which collectives were recorded.
+/// Buffers, scalar values, seeds (and collectives' sequence numbers), slice starts and lines are
 /// not structure: a hit copies them from the new graph into a copy of the remembered result.
 ///
-/// A result in which the passes computed a value (constant folding) holds only for the exact
-/// scalar values it was computed from; it is remembered with them and hits only when they
-/// recur.
+/// A result in which the passes computed a value (constant folding) holds only for the values
+/// of the constants they may have read to compute it: the constant inputs of the nodes they
+/// rewrote, through nodes they took away, and of an add or mul chain they folded. It is
+/// remembered with those and hits only when they recur; other constants, such as an optimizer's
+/// step size, which changes at every step, stay free.
 class PlanCache {
  public:
   /// Runs a pipeline over a context (a configured PassManager's run).
