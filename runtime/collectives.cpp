@@ -14,6 +14,7 @@
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
+#include "support/statistics.h"
 #include "support/trace.h"
 
 namespace lz::runtime {
@@ -235,7 +236,18 @@ class CollectiveQueue {
     }
     stage_span.reset();
     job.result->fulfil(std::move(output));
+    const auto moved = Clock::now();
 
+    const auto microseconds = [](Clock::duration duration) {
+      return std::chrono::duration_cast<std::chrono::microseconds>(duration).count();
+    };
+    support::Counters& counters = support::counters();
+    counters.collectives.fetch_add(1, std::memory_order_relaxed);
+    counters.collective_bytes.fetch_add(job.input->bytes(), std::memory_order_relaxed);
+    counters.collective_wait_microseconds.fetch_add(microseconds(agreed - start),
+                                                    std::memory_order_relaxed);
+    counters.collective_move_microseconds.fetch_add(microseconds(moved - agreed),
+                                                    std::memory_order_relaxed);
     if (job.log_level != LogLevel::Off) {
       const auto milliseconds = [](Clock::duration duration) {
         return std::chrono::duration<double, std::milli>(duration).count();
@@ -245,7 +257,7 @@ class CollectiveQueue {
           static_cast<unsigned long long>(node.seed), std::string(ir::op_name(node.op)).c_str(),
           ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape).c_str(),
           communicator->name().c_str(), communicator->rank(), ranks, milliseconds(agreed - start),
-          milliseconds(Clock::now() - agreed));
+          milliseconds(moved - agreed));
     }
   }
 

@@ -17,12 +17,21 @@ Counters& counters() {
 Stats stats() {
   const support::Counters& c = support::counters();
   constexpr auto relaxed = std::memory_order_relaxed;
-  return {c.evaluations.load(relaxed),          c.nodes_evaluated.load(relaxed),
-          c.kernels_launched.load(relaxed),     c.kernels_compiled.load(relaxed),
-          c.cache_hits.load(relaxed),           c.cache_misses.load(relaxed),
-          c.bytes_allocated.load(relaxed),      c.disk_cache_hits.load(relaxed),
-          c.compile_microseconds.load(relaxed), c.plan_hits.load(relaxed),
-          c.plan_misses.load(relaxed)};
+  return {c.evaluations.load(relaxed),
+          c.nodes_evaluated.load(relaxed),
+          c.kernels_launched.load(relaxed),
+          c.kernels_compiled.load(relaxed),
+          c.cache_hits.load(relaxed),
+          c.cache_misses.load(relaxed),
+          c.bytes_allocated.load(relaxed),
+          c.disk_cache_hits.load(relaxed),
+          c.compile_microseconds.load(relaxed),
+          c.plan_hits.load(relaxed),
+          c.plan_misses.load(relaxed),
+          c.collectives.load(relaxed),
+          c.collective_bytes.load(relaxed),
+          c.collective_wait_microseconds.load(relaxed),
+          c.collective_move_microseconds.load(relaxed)};
 }
 
 void reset_stats() {
@@ -30,7 +39,8 @@ void reset_stats() {
   for (std::atomic<int64_t>* counter :
        {&c.evaluations, &c.nodes_evaluated, &c.kernels_launched, &c.kernels_compiled, &c.cache_hits,
         &c.cache_misses, &c.bytes_allocated, &c.disk_cache_hits, &c.compile_microseconds,
-        &c.plan_hits, &c.plan_misses}) {
+        &c.plan_hits, &c.plan_misses, &c.collectives, &c.collective_bytes,
+        &c.collective_wait_microseconds, &c.collective_move_microseconds}) {
     counter->store(0, std::memory_order_relaxed);
   }
 }

@@ -18,6 +18,10 @@ struct Counters {
   std::atomic<int64_t> compile_microseconds{0};
   std::atomic<int64_t> plan_hits{0};
   std::atomic<int64_t> plan_misses{0};
+  std::atomic<int64_t> collectives{0};
+  std::atomic<int64_t> collective_bytes{0};
+  std::atomic<int64_t> collective_wait_microseconds{0};
+  std::atomic<int64_t> collective_move_microseconds{0};
 };
 
 /// The process-wide counters (relaxed atomics: they are statistics, not synchronization).

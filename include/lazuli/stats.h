@@ -18,6 +18,10 @@ struct Stats {
   int64_t compile_microseconds = 0;  // time spent lowering, compiling and loading kernels
   int64_t plan_hits = 0;             // evaluations that reused the passes' result (LZ_PLAN_CACHE)
   int64_t plan_misses = 0;           // and those that ran the passes
+  int64_t collectives = 0;           // collectives this rank took part in (lz::dist)
+  int64_t collective_bytes = 0;      // bytes of this rank's operands of them
+  int64_t collective_wait_microseconds = 0;  // waiting for every rank to reach them
+  int64_t collective_move_microseconds = 0;  // moving their data once all had
 };
 
 Stats stats();

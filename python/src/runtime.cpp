@@ -67,6 +67,10 @@ void bind_runtime(nb::module_& m) {
     out["compile_microseconds"] = s.compile_microseconds;
     out["plan_hits"] = s.plan_hits;
     out["plan_misses"] = s.plan_misses;
+    out["collectives"] = s.collectives;
+    out["collective_bytes"] = s.collective_bytes;
+    out["collective_wait_microseconds"] = s.collective_wait_microseconds;
+    out["collective_move_microseconds"] = s.collective_move_microseconds;
     return out;
   });
   m.def("reset_stats", &reset_stats);

@@ -312,6 +312,16 @@ TEST(CollectivesTest, AnOpRejectedOnOneRankLeavesTheOthersInStep) {
             std::vector<float>(3, static_cast<float>(ranks())));
 }
 
+TEST(CollectivesTest, StatsCountTheCollectivesAndTheirBytes) {
+  lz::waitall();
+  lz::reset_stats();
+  lz::dist::all_reduce(lz::ones({3})).wait_to_read();               // 12 bytes
+  lz::dist::all_gather(lz::ones({2}, lz::float64)).wait_to_read();  // 16 bytes
+  const lz::Stats stats = lz::stats();
+  EXPECT_EQ(stats.collectives, 2);
+  EXPECT_EQ(stats.collective_bytes, 28);
+}
+
 TEST(CollectivesTest, TheIrNamesEachCollectiveWithItsRanksAndSequence) {
   const Tensor y = lz::dist::broadcast(lz::ones({2}), ranks() - 1);
   const std::string ir = lz::ir_text({y});
