@@ -2,10 +2,8 @@
 
 #include <climits>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <utility>
-#include <vector>
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
@@ -43,15 +41,6 @@ int mpi_count(const ir::Node& node, int64_t count) {
   return static_cast<int>(count);
 }
 
-/// Memory that requests left in flight by a timeout may still write into: kept until the
-/// process ends (runtime::Communicator says why).
-void keep_for_the_process(std::shared_ptr<const void> owner) {
-  static std::mutex mutex;
-  static auto* kept = new std::vector<std::shared_ptr<const void>>();  // never destroyed
-  std::lock_guard lock(mutex);
-  kept->push_back(std::move(owner));
-}
-
 /// Polls `request` until it completes (true) or the deadline passes (false, the request left
 /// in flight, `owner` kept: MPI cannot cancel a collective). MPI makes progress inside MPI_Test, so
 /// the thread tests again at once, yielding the core to the compute threads between tests; after a
@@ -65,7 +54,7 @@ bool wait(MPI_Request& request, runtime::Communicator::Deadline deadline,
     if (done) return true;
     const auto now = std::chrono::steady_clock::now();
     if (now > deadline) {
-      keep_for_the_process(std::move(owner));
+      runtime::keep_until_exit(std::move(owner));
       return false;
     }
     if (now - start < std::chrono::seconds(1)) {

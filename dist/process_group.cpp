@@ -145,6 +145,14 @@ int local_rank(std::source_location loc) try {
   frontend::rethrow_at_user_line(error, loc);
 }
 
+Device device(std::source_location loc) try {
+  const int local = local_rank(loc);
+  const int gpus = cuda::device_count();
+  return gpus > 0 ? Device::cuda(local % gpus) : Device::cpu();
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
 void barrier(std::source_location loc) try {
   std::shared_ptr<MpiCommunicator> communicator;
   std::chrono::duration<double> timeout{};

@@ -1,5 +1,6 @@
 // The collectives of lz::dist, recorded as ops of the IR; the process group's communicator
 // (installed by lz::dist::init, in lazuli::dist) runs them (runtime/collectives.h).
+#include <atomic>
 #include <optional>
 
 #include "frontend/recording.h"
@@ -31,6 +32,22 @@ std::shared_ptr<runtime::Communicator> communicator_for(std::string_view name) {
   return communicator;
 }
 
+/// NCCL gives a rank one GPU: the device of the rank's first collective of CUDA tensors, which
+/// its later ones must use too.
+void check_collective_device(std::string_view name, Device device) {
+  static std::atomic<int> nccl_device{-1};
+  if (device.kind() != Device::Kind::Cuda) return;
+  int expected = -1;
+  if (nccl_device.compare_exchange_strong(expected, device.index()) || expected == device.index()) {
+    return;
+  }
+  throw Error("[" + std::string(name) + "] this rank's collectives of CUDA tensors run on " +
+              Device::cuda(expected).name() +
+              " (its first one's device), and NCCL drives one "
+              "GPU per rank: move the tensor there with to(), or give each rank its GPU with "
+              "lz::dist::device()");
+}
+
 /// Records collective `op` of `x` across the group, for the public function `name` (which
 /// errors name); `reduce` for all_reduce and reduce_scatter, `root` for broadcast. ReduceOp::Mean
 /// (all_sum and reduce_scatter only) divides the result by the number of ranks. Everything is
@@ -40,11 +57,6 @@ Tensor record_collective(ir::Op op, std::string_view name, const Tensor& x,
                          std::optional<ReduceOp> reduce, int root, std::source_location loc) {
   const ir::NodePtr& input = frontend::node_of(x, name);
   const std::shared_ptr<runtime::Communicator> communicator = communicator_for(name);
-  if (input->device.kind() != Device::Kind::Cpu) {
-    throw Error("[" + std::string(name) + "] collectives of " + input->device.name() +
-                " tensors need NCCL, which lazuli does not load yet; move the tensor with "
-                "to(lz::Device::cpu()) first");
-  }
   if (reduce == ReduceOp::Sum && input->dtype == bool_) {
     throw Error("[" + std::string(name) +
                     "] Sum is not defined for bool operands; take Max (or) or Min (and), or "
@@ -60,6 +72,7 @@ Tensor record_collective(ir::Op op, std::string_view name, const Tensor& x,
   node->axes = {communicator->size()};
   if (op == ir::Op::Broadcast) node->axes.push_back(root);
   ir::infer_type(*node);  // its errors before the sequence number is taken
+  check_collective_device(name, input->device);
   node->seed = runtime::next_collective_sequence();
   const Tensor result = frontend::record(std::move(node));
   if (reduce != ReduceOp::Mean) return result;

@@ -14,6 +14,7 @@
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
+#include "runtime/cuda/nccl.h"
 #include "support/statistics.h"
 #include "support/trace.h"
 
@@ -98,6 +99,26 @@ std::string disagreement(const std::vector<Descriptor>& all) {
          "and reach them through the same blocking points";
 }
 
+/// What one rank sends when the ranks join NCCL: rank 0's unique id, or why this rank cannot.
+struct NcclJoining {
+  int32_t failed = 0;
+  cuda::NcclUniqueId id;
+  char failure[256] = {};
+};
+
+/// Memory for collective `node`'s result: on the host for the host transport, or on its CUDA
+/// device for NCCL, when `device_memory` gets the block.
+BufferPtr allocate_result(const ir::Node& node, cuda::CudaMemory*& device_memory) {
+  if (node.device.kind() != Device::Kind::Cuda) {
+    return memory::Buffer::allocate(node.dtype, node.size());
+  }
+  auto memory = std::make_unique<cuda::CudaMemory>(
+      cuda::cuda_device(node.device.index()), node.size() * dtype_size(node.dtype),
+      cuda::kCollectiveStream, std::string(ir::op_name(node.op)));
+  device_memory = memory.get();
+  return memory::Buffer::on_device(node.dtype, node.size(), std::move(memory));
+}
+
 struct Job {
   ir::NodePtr node;
   BufferPtr input;
@@ -119,6 +140,8 @@ class CollectiveQueue {
     std::unique_lock lock(mutex_);
     if (communicator == nullptr) {
       drained_.wait(lock, [&] { return jobs_.empty() && !running_; });
+      nccl_.reset();  // the worker is idle: nothing uses it
+      nccl_host_.reset();
     }
     communicator_ = std::move(communicator);
     timeout_ = std::chrono::duration_cast<Clock::duration>(timeout);
@@ -166,8 +189,8 @@ class CollectiveQueue {
 
   /// Runs one collective into job.result; throws its failure. Sets `broken` when it timed out
   /// (a collective left half done leaves the communicator unusable).
-  static void run(const Job& job, const std::shared_ptr<Communicator>& communicator,
-                  Clock::duration timeout, std::string& broken) {
+  void run(const Job& job, const std::shared_ptr<Communicator>& communicator,
+           Clock::duration timeout, std::string& broken) {
     const ir::Node& node = *job.node;
     if (communicator == nullptr) {
       throw ir::recorded_error(node, "the process group is gone (lz::dist::finalize ran)");
@@ -182,18 +205,25 @@ class CollectiveQueue {
     mine.sequence = node.seed;
     mine.op = static_cast<int32_t>(node.op);
     mine.root = node.op == ir::Op::Broadcast ? static_cast<int32_t>(node.axes[1]) : 0;
-    const std::string operand = ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape);
+    // A rank's CUDA tensor meets the others' through NCCL, a host tensor through the host
+    // transport: the ranks must agree on which.
+    const bool on_cuda = node.device.kind() == Device::Kind::Cuda;
+    const std::string operand =
+        ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape) + (on_cuda ? " on cuda" : "");
     mine.operand_hash = std::hash<std::string>{}(operand);
     copy_text(mine.operand, sizeof mine.operand, operand);
     copy_text(mine.line, sizeof mine.line, line_of(node));
     BufferPtr output;
+    cuda::CudaMemory* output_memory = nullptr;  // of a CUDA result
     std::exception_ptr failure = job.input_error;
     if (!failure) {
       try {
-        output = memory::Buffer::allocate(node.dtype, node.size());
+        output = allocate_result(node, output_memory);
       } catch (const std::bad_alloc&) {
         failure = std::make_exception_ptr(
             Error("out of memory for its result " + ir::type_text(node.dtype, node.shape)));
+      } catch (const Error&) {  // the device's allocator, naming the op and the sizes
+        failure = std::current_exception();
       }
     }
     if (failure) {
@@ -230,10 +260,11 @@ class CollectiveQueue {
       throw ir::recorded_error(node, reason);
     }
     stage_span.emplace("collective", "move");
-    if (!communicator->move(node, *job.input, *output, deadline,
-                            std::make_shared<std::pair<BufferPtr, BufferPtr>>(job.input, output))) {
-      throw timed_out("finished moving the data");
-    }
+    const auto owner = std::make_shared<std::pair<BufferPtr, BufferPtr>>(job.input, output);
+    const bool finished = on_cuda ? nccl_for(node, communicator, deadline, timed_out, broken)
+                                        .move(node, *job.input, *output_memory, deadline, owner)
+                                  : communicator->move(node, *job.input, *output, deadline, owner);
+    if (!finished) throw timed_out("finished moving the data");
     stage_span.reset();
     job.result->fulfil(std::move(output));
     const auto moved = Clock::now();
@@ -256,9 +287,57 @@ class CollectiveQueue {
           stderr, "[lazuli]   collective #%llu %s %s on %s rank %d/%d: wait=%.3fms move=%.3fms\n",
           static_cast<unsigned long long>(node.seed), std::string(ir::op_name(node.op)).c_str(),
           ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape).c_str(),
-          communicator->name().c_str(), communicator->rank(), ranks, milliseconds(agreed - start),
-          milliseconds(moved - agreed));
+          on_cuda ? "NCCL" : communicator->name().c_str(), communicator->rank(), ranks,
+          milliseconds(agreed - start), milliseconds(moved - agreed));
     }
+  }
+
+  /// This rank's NCCL communicator, joined at the first collective of CUDA tensors: every rank
+  /// has agreed to run that collective, so every rank joins here, at the same point of its
+  /// collectives. `host` carries rank 0's unique id to the others. A rank that cannot load NCCL
+  /// says so in the same exchange, and every rank fails the collective, naming it; a failure to
+  /// join makes the process group unusable (`broken`), as some ranks may have joined.
+  template <class TimedOut>
+  cuda::NcclCommunicator& nccl_for(const ir::Node& node, const std::shared_ptr<Communicator>& host,
+                                   Communicator::Deadline deadline, const TimedOut& timed_out,
+                                   std::string& broken) {
+    if (nccl_ != nullptr && nccl_host_ == host) return *nccl_;
+    NcclJoining mine;
+    try {
+      if (host->rank() == 0) {
+        mine.id = cuda::make_nccl_unique_id(node);
+      } else if (std::string why; !cuda::nccl_available(&why)) {
+        throw Error("NCCL is not available: " + why);
+      }
+    } catch (const Error& error) {
+      mine.failed = 1;
+      copy_text(mine.failure, sizeof mine.failure, error.what());
+    }
+    const int ranks = host->size();
+    auto all = std::make_shared<std::vector<NcclJoining>>(ranks + 1);
+    all->back() = mine;
+    if (!host->all_gather_bytes(std::as_bytes(std::span(&all->back(), 1)),
+                                std::as_writable_bytes(std::span(*all).first(ranks)), deadline,
+                                all)) {
+      throw timed_out("joined NCCL");
+    }
+    for (int rank = 0; rank < ranks; ++rank) {
+      if ((*all)[rank].failed) {
+        throw ir::recorded_error(
+            node, "rank " + std::to_string(rank) +
+                      " cannot run collectives of CUDA tensors: " + (*all)[rank].failure);
+      }
+    }
+    try {
+      nccl_ = std::make_unique<cuda::NcclCommunicator>(cuda::cuda_device(node.device.index()),
+                                                       (*all)[0].id, host->rank(), ranks, node);
+    } catch (const Error& error) {
+      broken = std::string("NCCL could not start (") + error.what() +
+               "), so the process group cannot be used any more";
+      throw;
+    }
+    nccl_host_ = host;
+    return *nccl_;
   }
 
   std::mutex mutex_;
@@ -270,11 +349,21 @@ class CollectiveQueue {
   std::shared_ptr<Communicator> communicator_;
   Clock::duration timeout_{};
   std::string broken_;  // why the communicator cannot be used; "" while it can
+  // The worker's alone, but for install() while the worker is idle.
+  std::unique_ptr<cuda::NcclCommunicator> nccl_;
+  std::shared_ptr<Communicator> nccl_host_;  // the communicator nccl_ joined through
 };
 
 std::atomic<uint64_t> next_sequence{0};
 
 }  // namespace
+
+void keep_until_exit(std::shared_ptr<const void> owner) {
+  static std::mutex mutex;
+  static auto* kept = new std::vector<std::shared_ptr<const void>>();  // never destroyed
+  std::lock_guard lock(mutex);
+  kept->push_back(std::move(owner));
+}
 
 void install_communicator(std::shared_ptr<Communicator> communicator,
                           std::chrono::duration<double> timeout) {

@@ -33,7 +33,8 @@
 namespace lz::runtime {
 
 /// The transport under the collectives: MPI for host buffers (dist/). Its calls come from the
-/// communication thread only, one at a time.
+/// communication thread only, one at a time. Collectives of CUDA tensors move through NCCL
+/// (runtime/cuda/nccl.h), whose ranks find each other through this transport.
 class Communicator {
  public:
   using Deadline = std::chrono::steady_clock::time_point;
@@ -45,7 +46,7 @@ class Communicator {
   virtual std::string name() const = 0;
   // A call that returns false left its transfer in flight (MPI cannot cancel a collective): a
   // rank arriving late may still write into the memory, so the communicator keeps `owner`,
-  // which owns that memory, for the life of the process.
+  // which owns that memory, until the process exits (keep_until_exit).
 
   /// Every rank's `mine` (the same count of bytes on each), rank after rank, into `all`.
   /// Returns false when the deadline passed first.
@@ -56,6 +57,10 @@ class Communicator {
   virtual bool move(const ir::Node& node, const memory::Buffer& input, memory::Buffer& output,
                     Deadline deadline, std::shared_ptr<const void> owner) = 0;
 };
+
+/// Keeps `owner` until the process exits: memory that a transfer left in flight by a timeout
+/// may still write into (neither MPI nor NCCL can take back a collective).
+void keep_until_exit(std::shared_ptr<const void> owner);
 
 /// Makes `communicator` the process group's, whose collectives time out after `timeout`; null
 /// takes it away once the queued collectives have run (lz::dist::finalize).

@@ -4,8 +4,10 @@
 //   lz::dist::init();                                  // once, under mpirun
 //   Tensor g = lz::dist::all_reduce(grad, lz::dist::ReduceOp::Mean);
 //
-// The process group runs on Open MPI for CPU tensors: init, finalize, barrier and local_rank live
-// in the library lazuli::dist (link it; it needs MPI), the collectives in lazuli itself.
+// The process group runs on Open MPI: init, finalize, barrier, local_rank and device live in the
+// library lazuli::dist (link it; it needs MPI), the collectives in lazuli itself. Collectives of
+// CPU tensors move through MPI, those of CUDA tensors through NCCL (libnccl.so.2, loaded at the
+// first one), one GPU per rank.
 //
 // A collective is an op of the IR (all_sum, all_max, all_min, all_gather, reduce_scatter,
 // broadcast) that runs as a kernel of its own, on a communication thread beside the streams:
@@ -56,6 +58,10 @@ int world_size(LZ_HERE);
 /// This process's rank among those on its machine (to pick a GPU): MPI's shared-memory
 /// neighbours, or LOCAL_RANK when a launcher sets it. (lazuli::dist)
 int local_rank(LZ_HERE);
+/// This rank's device for its work and collectives: CUDA device local_rank() modulo the number
+/// of CUDA devices when this machine has any, so that the ranks of a machine take one GPU each
+/// (NCCL moves their collectives), else the CPU (MPI moves them). (lazuli::dist)
+Device device(LZ_HERE);
 /// Blocks until every rank has called barrier, or throws after the timeout. Pending work is not
 /// waited for (call lz::waitall() first for that). (lazuli::dist)
 void barrier(LZ_HERE);

@@ -45,6 +45,10 @@ void bind_dist(nb::module_& m) {
   d.def("world_size", [] { return dist::world_size(caller_location()); });
   d.def("local_rank", [] { return dist::local_rank(caller_location()); });
   d.def(
+      "device", [] { return dist::device(caller_location()); },
+      "This rank's device: its GPU (local_rank modulo the GPUs) when the machine has any, else "
+      "the CPU.");
+  d.def(
       "barrier",
       [] {
         const std::source_location loc = caller_location();

@@ -11,7 +11,7 @@ void bind_dist(nb::module_& m) {
   nb::module_ d = m.def_submodule("dist", "Unavailable: lazuli was built without MPI.");
   d.def("is_initialized", [] { return false; });
   for (const char* name :
-       {"init", "finalize", "rank", "world_size", "local_rank", "barrier", "all_reduce",
+       {"init", "finalize", "rank", "world_size", "local_rank", "device", "barrier", "all_reduce",
         "all_gather", "reduce_scatter", "broadcast", "broadcast_parameters", "average_gradients",
         "value_and_grad", "moments"}) {
     d.def(name, [name](nb::args, nb::kwargs) {

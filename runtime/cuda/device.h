@@ -17,11 +17,6 @@
 
 namespace lz::runtime::cuda {
 
-/// The stream index of host-to-device uploads: a CUDA stream of its own, so that an upload
-/// waits for earlier uploads only, never for kernels queued on the stream that will read it
-/// (which waits for the upload's event instead), and the copy engine moves it while they run.
-constexpr int kUploadStream = kStreamsPerDevice;
-
 class CudaDevice {
  public:
   /// Retains device `ordinal`'s primary context. Throws lz::Error when it cannot.
@@ -36,9 +31,10 @@ class CudaDevice {
 
   /// Makes this device's context current on the calling thread.
   void make_current() const;
-  /// The CUDA stream behind lazuli stream `index` (0 <= index < kStreamsPerDevice), or the
-  /// upload stream (kUploadStream), created at first use; it does not synchronize with the
-  /// legacy default stream. Makes the device's context current on the calling thread.
+  /// The CUDA stream behind lazuli stream `index` (0 <= index < kStreamsPerDevice), the upload
+  /// stream (kUploadStream) or the collective stream (kCollectiveStream), created at first use;
+  /// it does not synchronize with the legacy default stream. Makes the device's context current
+  /// on the calling thread.
   CUstream stream(int index);
   CachingAllocator& allocator() { return *allocator_; }
   /// Copies between host buffers and this device's memory.
@@ -59,8 +55,8 @@ class CudaDevice {
   DeviceProperties properties_;
   CUdevice device_ = 0;
   CUcontext context_ = nullptr;
-  std::mutex mutex_;                                       // guards streams_ creation
-  std::array<CUstream, kStreamsPerDevice + 1> streams_{};  // lazuli's, then kUploadStream
+  std::mutex mutex_;                              // guards streams_ creation
+  std::array<CUstream, kCudaStreams> streams_{};  // lazuli's, kUploadStream, kCollectiveStream
   std::unique_ptr<CachingAllocator> allocator_;
   StagedCopies host_copies_{*this};
 };

@@ -92,34 +92,6 @@ std::string op_of(const plan::Kernel& kernel) {
   return std::string(ir::op_name(kernel.nodes.back()->op));
 }
 
-/// Marks `outputs` as written by the work queued on `stream` so far: one event for a launch.
-void mark_written(CudaDevice& device, int stream, const std::vector<CudaMemory*>& outputs) {
-  auto written = std::make_shared<CudaEvent>(device);
-  written->record(device.stream(stream));
-  for (CudaMemory* output : outputs) output->set_written(written);
-}
-
-/// The device address of input `buffer`, read next on `stream`: its own memory when it is on
-/// `device`, else the copy the buffer keeps there, uploaded on the upload stream at its first
-/// use on this device (memory::Buffer::device_copy). Every memory::DeviceMemory of a CUDA device is
-/// a CudaMemory.
-uint64_t device_address(CudaDevice& device, int stream, const memory::Buffer& buffer,
-                        const std::string& op) {
-  const memory::DeviceMemory* memory = buffer.device_memory();
-  if (memory == nullptr || memory->device_index() != device.ordinal()) {
-    memory = &buffer.device_copy(
-        device.ordinal(), [&](const memory::Buffer& host) -> std::unique_ptr<memory::DeviceMemory> {
-          auto copy = std::make_unique<CudaMemory>(device, host.bytes(), kUploadStream, op);
-          device.host_copies().to_device(copy->address(), host.data(), host.bytes(),
-                                         device.stream(kUploadStream), op.c_str());
-          mark_written(device, kUploadStream, {copy.get()});
-          return copy;
-        });
-  }
-  static_cast<const CudaMemory*>(memory)->read_on(stream);
-  return memory->address();
-}
-
 }  // namespace
 
 std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
@@ -132,7 +104,7 @@ std::vector<std::shared_ptr<memory::Buffer>> run_cuda_kernel(
   // Parameter values in ABI order (inputs, then outputs); each entry passes pointers to them.
   std::vector<uint64_t> buffers;
   for (const memory::Buffer* input : inputs)
-    buffers.push_back(device_address(device, stream, *input, op));
+    buffers.push_back(read_address(device, stream, *input, op));
   std::vector<std::shared_ptr<memory::Buffer>> outputs;
   std::vector<CudaMemory*> output_memory;
   for (const ir::NodePtr& output : kernel.outputs) {

@@ -54,7 +54,7 @@ CudaMemory::~CudaMemory() {
     // The block returns to its stream's cache once the other streams that read it have run
     // what they queued until now; its own stream is not made to wait for them.
     std::vector<std::shared_ptr<CudaEvent>> reads;
-    for (int reader = 0; reader < kStreamsPerDevice; ++reader) {
+    for (int reader = 0; reader < kCudaStreams; ++reader) {
       if (!readers_.test(static_cast<size_t>(reader))) continue;
       reads.push_back(std::make_shared<CudaEvent>(device_));
       reads.back()->record(device_.stream(reader));
@@ -102,6 +102,30 @@ void CudaMemory::read_on(int stream) const {
   std::lock_guard lock(mutex_);
   if (written_ != nullptr) written_->make_wait(device_.stream(stream));
   readers_.set(static_cast<size_t>(stream));
+}
+
+void mark_written(CudaDevice& device, int stream, const std::vector<CudaMemory*>& outputs) {
+  auto written = std::make_shared<CudaEvent>(device);
+  written->record(device.stream(stream));
+  for (CudaMemory* output : outputs) output->set_written(written);
+}
+
+uint64_t read_address(CudaDevice& device, int stream, const memory::Buffer& buffer,
+                      const std::string& op) {
+  const memory::DeviceMemory* memory = buffer.device_memory();
+  if (memory == nullptr || memory->device_index() != device.ordinal()) {
+    memory = &buffer.device_copy(
+        device.ordinal(), [&](const memory::Buffer& host) -> std::unique_ptr<memory::DeviceMemory> {
+          auto copy = std::make_unique<CudaMemory>(device, host.bytes(), kUploadStream, op);
+          device.host_copies().to_device(copy->address(), host.data(), host.bytes(),
+                                         device.stream(kUploadStream), op.c_str());
+          mark_written(device, kUploadStream, {copy.get()});
+          return copy;
+        });
+  }
+  // Every memory::DeviceMemory of a CUDA device is a CudaMemory.
+  static_cast<const CudaMemory*>(memory)->read_on(stream);
+  return memory->address();
 }
 
 }  // namespace lz::runtime::cuda

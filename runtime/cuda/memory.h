@@ -12,7 +12,9 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
+#include "memory/buffer.h"
 #include "memory/device_memory.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/devices.h"
@@ -20,6 +22,18 @@
 namespace lz::runtime::cuda {
 
 class CudaDevice;
+
+// The CUDA streams of a device, by index: lazuli's streams 0 .. kStreamsPerDevice - 1, then two
+// of the runtime's own.
+
+/// Host-to-device uploads: a CUDA stream of their own, so that an upload waits for earlier
+/// uploads only, never for kernels queued on the stream that will read it (which waits for the
+/// upload's event instead), and the copy engine moves it while they run.
+constexpr int kUploadStream = kStreamsPerDevice;
+/// NCCL's collectives (runtime/cuda/nccl.h), queued by the communication thread: a collective
+/// waits for the other ranks, and a lazuli stream goes on with the kernels that do not read it.
+constexpr int kCollectiveStream = kStreamsPerDevice + 1;
+constexpr int kCudaStreams = kStreamsPerDevice + 2;
 
 /// A CUDA event without timing, destroyed with its owner (the driver keeps a pending record
 /// alive until the device reaches it).
@@ -45,7 +59,7 @@ class CudaEvent {
 };
 
 /// A block of a CUDA device's memory owned by a buffer, allocated for work on lazuli stream
-/// `stream` of the device (or kUploadStream), which writes it.
+/// `stream` of the device (or kUploadStream, kCollectiveStream), which writes it.
 class CudaMemory final : public memory::DeviceMemory {
  public:
   CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op);
@@ -61,7 +75,7 @@ class CudaMemory final : public memory::DeviceMemory {
 
   /// The writes queued on the memory's stream end at `written`; shared by a launch's outputs.
   void set_written(std::shared_ptr<CudaEvent> written);
-  /// Called before queuing work that reads the memory on lazuli stream `stream` of its device:
+  /// Called before queuing work that reads the memory on stream `stream` of its device:
   /// that stream waits for the writes, and the block is not reused before the read has run.
   void read_on(int stream) const;
 
@@ -71,8 +85,17 @@ class CudaMemory final : public memory::DeviceMemory {
   const int stream_;
   const uint64_t address_;
   mutable std::mutex mutex_;
-  std::shared_ptr<CudaEvent> written_;              // null: nothing queued writes it
-  mutable std::bitset<kStreamsPerDevice> readers_;  // other streams that read it; by mutex_
+  std::shared_ptr<CudaEvent> written_;         // null: nothing queued writes it
+  mutable std::bitset<kCudaStreams> readers_;  // other streams that read it; by mutex_
 };
+
+/// Marks `outputs` as written by the work queued on `stream` so far: one event for a launch.
+void mark_written(CudaDevice& device, int stream, const std::vector<CudaMemory*>& outputs);
+
+/// The device address of `buffer`, read by the work queued next on `stream` (for `op`): its own
+/// memory when it is on `device`, else the copy the buffer keeps there, uploaded on the upload
+/// stream at its first use on this device (memory::Buffer::device_copy).
+uint64_t read_address(CudaDevice& device, int stream, const memory::Buffer& buffer,
+                      const std::string& op);
 
 }  // namespace lz::runtime::cuda

@@ -29,6 +29,12 @@ def test_all_reduce_matches_numpy_over_the_ranks_operands(dtype):
         np.testing.assert_allclose(np.asarray(lz.dist.all_reduce(x, "mean")), every.mean(0))
 
 
+def test_device_is_this_ranks_gpu_or_the_cpu():
+    gpus = lz.cuda.device_count()
+    expected = lz.Device(f"cuda:{lz.dist.local_rank() % gpus}") if gpus else lz.Device("cpu")
+    assert lz.dist.device() == expected
+
+
 def test_gather_scatter_and_broadcast_match_numpy():
     every = [operand(r) for r in range(RANKS)]
     x = lz.asarray(operand(RANK))

@@ -1,0 +1,232 @@
+#include "runtime/cuda/nccl.h"
+
+#include <dlfcn.h>
+
+#include <chrono>
+#include <thread>
+
+#include "ir/printer.h"
+#include "lazuli/error.h"
+
+namespace lz::runtime::cuda {
+
+using NcclResult = int;  // ncclResult_t: ncclSuccess is 0
+
+/// Entry points of libnccl.so.2 (nccl.h); the unique id is passed by value, as nccl.h declares.
+struct NcclApi {
+  NcclResult (*get_unique_id)(NcclUniqueId* id);
+  NcclResult (*comm_init_rank)(NcclComm** comm, int ranks, NcclUniqueId id, int rank);
+  NcclResult (*comm_destroy)(NcclComm* comm);
+  NcclResult (*comm_abort)(NcclComm* comm);
+  NcclResult (*comm_get_async_error)(NcclComm* comm, NcclResult* error);
+  const char* (*get_error_string)(NcclResult result);
+  const char* (*get_last_error)(NcclComm* comm);
+  NcclResult (*all_reduce)(const void* send, void* receive, size_t count, int type, int op,
+                           NcclComm* comm, CUstream stream);
+  NcclResult (*all_gather)(const void* send, void* receive, size_t send_count, int type,
+                           NcclComm* comm, CUstream stream);
+  NcclResult (*reduce_scatter)(const void* send, void* receive, size_t receive_count, int type,
+                               int op, NcclComm* comm, CUstream stream);
+  NcclResult (*broadcast)(const void* send, void* receive, size_t count, int type, int root,
+                          NcclComm* comm, CUstream stream);
+};
+
+namespace {
+
+constexpr NcclResult kNcclSuccess = 0;
+constexpr NcclResult kNcclInProgress = 7;
+
+// ncclDataType_t and ncclRedOp_t values (nccl.h).
+constexpr int kNcclUint8 = 1;
+constexpr int kNcclInt32 = 2;
+constexpr int kNcclInt64 = 4;
+constexpr int kNcclFloat32 = 7;
+constexpr int kNcclFloat64 = 8;
+constexpr int kNcclSum = 0;
+constexpr int kNcclMax = 2;
+constexpr int kNcclMin = 3;
+
+template <class Function>
+bool resolve(void* library, const char* symbol, Function& entry, std::string& why) {
+  entry = reinterpret_cast<Function>(dlsym(library, symbol));
+  if (entry == nullptr) why = std::string("libnccl has no ") + symbol;
+  return entry != nullptr;
+}
+
+/// NCCL, loaded at the first collective of CUDA tensors; null (with why) when it cannot be.
+const NcclApi* nccl(std::string* why) {
+  static std::string failure;
+  static const NcclApi* const loaded = []() -> const NcclApi* {
+    void* library = nullptr;
+    for (const char* name : {"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"}) {
+      library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+      if (library != nullptr) break;
+    }
+    if (library == nullptr) {
+      failure = std::string("cannot load libnccl.so.2: ") + dlerror();
+      return nullptr;
+    }
+    auto* api = new NcclApi();
+    if (!resolve(library, "ncclGetUniqueId", api->get_unique_id, failure) ||
+        !resolve(library, "ncclCommInitRank", api->comm_init_rank, failure) ||
+        !resolve(library, "ncclCommDestroy", api->comm_destroy, failure) ||
+        !resolve(library, "ncclCommAbort", api->comm_abort, failure) ||
+        !resolve(library, "ncclCommGetAsyncError", api->comm_get_async_error, failure) ||
+        !resolve(library, "ncclGetErrorString", api->get_error_string, failure) ||
+        !resolve(library, "ncclGetLastError", api->get_last_error, failure) ||
+        !resolve(library, "ncclAllReduce", api->all_reduce, failure) ||
+        !resolve(library, "ncclAllGather", api->all_gather, failure) ||
+        !resolve(library, "ncclReduceScatter", api->reduce_scatter, failure) ||
+        !resolve(library, "ncclBroadcast", api->broadcast, failure)) {
+      delete api;
+      return nullptr;
+    }
+    return api;
+  }();
+  if (loaded == nullptr && why != nullptr) *why = failure;
+  return loaded;
+}
+
+/// NCCL, or an error naming `node` when it does not load.
+const NcclApi& loaded_nccl(const ir::Node& node) {
+  std::string why;
+  const NcclApi* api = nccl(&why);
+  if (api == nullptr) throw ir::recorded_error(node, "NCCL is not available: " + why);
+  return *api;
+}
+
+/// "ncclAllReduce failed: unhandled cuda error (...)": NCCL's name for `result` and, when the
+/// communicator has one, its last message.
+std::string failure_text(const NcclApi& api, NcclComm* comm, NcclResult result, const char* call) {
+  std::string text = std::string(call) + " failed: " + api.get_error_string(result);
+  if (const char* last = api.get_last_error(comm); last != nullptr && *last != '\0') {
+    text += std::string(" (") + last + ")";
+  }
+  return text;
+}
+
+/// bool is one byte of 0 or 1: its max and min are or and and.
+int nccl_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return kNcclFloat32;
+    case DType::Float64: return kNcclFloat64;
+    case DType::Int32: return kNcclInt32;
+    case DType::Int64: return kNcclInt64;
+    case DType::Bool: return kNcclUint8;
+  }
+  return kNcclUint8;
+}
+
+int nccl_reduction(ir::Op op) {
+  switch (op) {
+    case ir::Op::AllMax: return kNcclMax;
+    case ir::Op::AllMin: return kNcclMin;
+    default: return kNcclSum;
+  }
+}
+
+}  // namespace
+
+bool nccl_available(std::string* why) { return nccl(why) != nullptr; }
+
+NcclUniqueId make_nccl_unique_id(const ir::Node& node) {
+  const NcclApi& api = loaded_nccl(node);
+  NcclUniqueId id;
+  if (const NcclResult result = api.get_unique_id(&id); result != kNcclSuccess) {
+    throw ir::recorded_error(node, failure_text(api, nullptr, result, "ncclGetUniqueId"));
+  }
+  return id;
+}
+
+NcclCommunicator::NcclCommunicator(CudaDevice& device, const NcclUniqueId& id, int rank, int size,
+                                   const ir::Node& node)
+    : device_(device), api_(loaded_nccl(node)) {
+  device_.make_current();  // NCCL takes the current context's device as the rank's GPU
+  if (const NcclResult result = api_.comm_init_rank(&comm_, size, id, rank);
+      result != kNcclSuccess) {
+    throw ir::recorded_error(node, failure_text(api_, nullptr, result, "ncclCommInitRank"));
+  }
+}
+
+NcclCommunicator::~NcclCommunicator() {
+  if (comm_ == nullptr) return;
+  (void)device_.driver().api.ctx_set_current(device_.context());
+  (void)api_.comm_destroy(comm_);
+}
+
+bool NcclCommunicator::move(const ir::Node& node, const memory::Buffer& input, CudaMemory& output,
+                            Communicator::Deadline deadline, std::shared_ptr<const void> owner) {
+  const NcclApi& api = api_;
+  if (comm_ == nullptr) {
+    throw ir::recorded_error(node,
+                             "NCCL's communicator was aborted after an earlier collective "
+                             "failed or timed out");
+  }
+  const std::string op(ir::op_name(node.op));
+  const uint64_t from = read_address(device_, kCollectiveStream, input, op);
+  const CUstream stream = device_.stream(kCollectiveStream);  // makes the context current
+  const auto* send = reinterpret_cast<const void*>(from);
+  auto* receive = reinterpret_cast<void*>(output.address());
+  const int type = nccl_type(node.dtype);
+  const auto count = static_cast<size_t>(input.size());
+  NcclResult result = kNcclSuccess;
+  const char* call = "";
+  switch (node.op) {
+    case ir::Op::AllSum:
+    case ir::Op::AllMax:
+    case ir::Op::AllMin:
+      call = "ncclAllReduce";
+      result = api.all_reduce(send, receive, count, type, nccl_reduction(node.op), comm_, stream);
+      break;
+    case ir::Op::AllGather:
+      call = "ncclAllGather";
+      result = api.all_gather(send, receive, count, type, comm_, stream);
+      break;
+    case ir::Op::ReduceScatter:
+      call = "ncclReduceScatter";
+      result = api.reduce_scatter(send, receive, static_cast<size_t>(node.size()), type, kNcclSum,
+                                  comm_, stream);
+      break;
+    case ir::Op::Broadcast:
+      call = "ncclBroadcast";
+      result =
+          api.broadcast(send, receive, count, type, static_cast<int>(node.axes[1]), comm_, stream);
+      break;
+    default: throw ir::recorded_error(node, "is not a collective: NCCL cannot run it");
+  }
+  if (result != kNcclSuccess)
+    throw ir::recorded_error(node, failure_text(api, comm_, result, call));
+  auto written = std::make_shared<CudaEvent>(device_);
+  written->record(stream);
+  output.set_written(written);
+
+  // Waiting here, not at the blocking point, is what lets a stopped rank fail the collective in
+  // time: NCCL's kernel would wait for it forever. The thread tests again at once, yielding the
+  // core to the compute threads; after a second (a straggler, where latency no longer matters)
+  // it sleeps between tests.
+  const auto start = std::chrono::steady_clock::now();
+  while (!written->reached()) {
+    NcclResult asynchronous = kNcclSuccess;
+    (void)api.comm_get_async_error(comm_, &asynchronous);
+    const bool failed = asynchronous != kNcclSuccess && asynchronous != kNcclInProgress;
+    const std::string failure = failed ? failure_text(api, comm_, asynchronous, call) : "";
+    const auto now = std::chrono::steady_clock::now();
+    if (failed || now > deadline) {
+      // NCCL's kernels may still run over the memory until the abort has stopped them.
+      (void)api.comm_abort(comm_);
+      comm_ = nullptr;
+      keep_until_exit(std::move(owner));
+      if (failed) throw ir::recorded_error(node, failure);
+      return false;
+    }
+    if (now - start < std::chrono::seconds(1)) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  written->synchronize(op.c_str());  // throws a fault the device reported
+  return true;
+}
+
+}  // namespace lz::runtime::cuda
