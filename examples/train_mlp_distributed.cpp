@@ -7,7 +7,8 @@
 // (lz::dist::value_and_grad, in buckets): all ranks take the steps one process takes on the
 // whole batches. The loss and the test accuracy are averaged across the ranks, each rank scoring
 // its part of the test images. Rank 0 prints a line per epoch, then the time of an epoch against
-// one process (rank 0 alone, the other ranks waiting at a barrier).
+// one process (rank 0 alone, the other ranks waiting at a barrier). Each rank computes on
+// lz::dist::device(): its GPU where there are GPUs, else the CPU.
 //
 // With --min-test-accuracy it exits with status 1 when the test accuracy ends below A.
 #include <lazuli/lazuli.h>
@@ -86,6 +87,9 @@ int main(int argc, char** argv) try {
   const auto [epochs, data_dir, min_test_accuracy] = *flags;
 
   lz::dist::init();
+  // Each rank computes on its own device: its GPU when the machine has GPUs (NCCL moves the
+  // collectives), else the CPU (MPI moves them).
+  lz::set_default_device(lz::dist::device());
   const int rank = lz::dist::rank();
   const int ranks = lz::dist::world_size();
   if (kBatch % ranks != 0) {
@@ -105,9 +109,9 @@ int main(int argc, char** argv) try {
 
   if (rank == 0) {
     std::printf(
-        "digits on %d ranks: %lld training and %lld test images, MLP 64-128-10, Adam, "
-        "batch %lld (%lld per rank)\n",
-        ranks, static_cast<long long>(train_images),
+        "digits on %d ranks (rank 0 on %s): %lld training and %lld test images, MLP 64-128-10, "
+        "Adam, batch %lld (%lld per rank)\n",
+        ranks, lz::default_device().name().c_str(), static_cast<long long>(train_images),
         static_cast<long long>(digits.test_labels.shape()[0]), static_cast<long long>(kBatch),
         static_cast<long long>(kBatch / ranks));
   }

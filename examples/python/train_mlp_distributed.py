@@ -41,6 +41,9 @@ def main():
     options = parser.parse_args()
 
     lz.dist.init()
+    # Each rank computes on its own device: its GPU where there are GPUs (NCCL moves the
+    # collectives), else the CPU (MPI moves them).
+    lz.set_default_device(lz.dist.device())
     rank, ranks = lz.dist.rank(), lz.dist.world_size()
     train_images, train_labels, test_images, test_labels = load_digits()
     loader = lz.data.DataLoader([train_images, train_labels], batch_size=BATCH // ranks, seed=1,
@@ -54,8 +57,8 @@ def main():
     my_images, my_labels = test_images[mine], test_labels[mine]
 
     if rank == 0:
-        print(f"digits on {ranks} ranks: MLP 64-128-10, Adam, batch {BATCH} "
-              f"({BATCH // ranks} per rank)")
+        print(f"digits on {ranks} ranks (rank 0 on {lz.dist.device()}): MLP 64-128-10, Adam, "
+              f"batch {BATCH} ({BATCH // ranks} per rank)")
     accuracy = 0.0
     for epoch in range(options.epochs):
         start = time.perf_counter()
