@@ -2,7 +2,6 @@
 
 #include <climits>
 #include <cstring>
-#include <thread>
 #include <utility>
 
 #include "ir/printer.h"
@@ -42,27 +41,18 @@ int mpi_count(const ir::Node& node, int64_t count) {
 }
 
 /// Polls `request` until it completes (true) or the deadline passes (false, the request left
-/// in flight, `owner` kept: MPI cannot cancel a collective). MPI makes progress inside MPI_Test, so
-/// the thread tests again at once, yielding the core to the compute threads between tests; after a
-/// second (a straggler or a stopped rank, where latency no longer matters) it sleeps between tests.
+/// in flight, `owner` kept: MPI cannot cancel a collective). MPI makes progress inside MPI_Test.
 bool wait(MPI_Request& request, runtime::Communicator::Deadline deadline,
           std::shared_ptr<const void> owner) {
-  const auto start = std::chrono::steady_clock::now();
-  for (;;) {
-    int done = 0;
-    MPI_Test(&request, &done, MPI_STATUS_IGNORE);
-    if (done) return true;
-    const auto now = std::chrono::steady_clock::now();
-    if (now > deadline) {
-      runtime::keep_until_exit(std::move(owner));
-      return false;
-    }
-    if (now - start < std::chrono::seconds(1)) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-  }
+  const bool done = runtime::poll_until(
+      [&] {
+        int complete = 0;
+        MPI_Test(&request, &complete, MPI_STATUS_IGNORE);
+        return complete != 0;
+      },
+      deadline);
+  if (!done) runtime::keep_until_exit(std::move(owner));
+  return done;
 }
 
 }  // namespace

@@ -261,9 +261,21 @@ class CollectiveQueue {
     }
     stage_span.emplace("collective", "move");
     const auto owner = std::make_shared<std::pair<BufferPtr, BufferPtr>>(job.input, output);
-    const bool finished = on_cuda ? nccl_for(node, communicator, deadline, timed_out, broken)
-                                        .move(node, *job.input, *output_memory, deadline, owner)
-                                  : communicator->move(node, *job.input, *output, deadline, owner);
+    bool finished = false;
+    if (!on_cuda) {
+      finished = communicator->move(node, *job.input, *output, deadline, owner);
+    } else {
+      cuda::NcclCommunicator& nccl = nccl_for(node, communicator, deadline, timed_out, broken);
+      try {
+        finished = nccl.move(node, *job.input, *output_memory, deadline, owner);
+      } catch (const Error& error) {
+        // NCCL aborted its communicator, leaving the other ranks' part of this collective
+        // unfinished: they fail it, or time out.
+        broken = "an earlier collective, " + describe(mine) + ", failed (" + error.what() +
+                 "), so the process group cannot be used any more";
+        throw;
+      }
+    }
     if (!finished) throw timed_out("finished moving the data");
     stage_span.reset();
     job.result->fulfil(std::move(output));
@@ -329,13 +341,14 @@ class CollectiveQueue {
       }
     }
     try {
-      nccl_ = std::make_unique<cuda::NcclCommunicator>(cuda::cuda_device(node.device.index()),
-                                                       (*all)[0].id, host->rank(), ranks, node);
+      nccl_ = cuda::NcclCommunicator::join(cuda::cuda_device(node.device.index()), (*all)[0].id,
+                                           host->rank(), ranks, node, deadline);
     } catch (const Error& error) {
       broken = std::string("NCCL could not start (") + error.what() +
                "), so the process group cannot be used any more";
       throw;
     }
+    if (nccl_ == nullptr) throw timed_out("joined NCCL");
     nccl_host_ = host;
     return *nccl_;
   }
@@ -349,7 +362,7 @@ class CollectiveQueue {
   std::shared_ptr<Communicator> communicator_;
   Clock::duration timeout_{};
   std::string broken_;  // why the communicator cannot be used; "" while it can
-  // The worker's alone, but for install() while the worker is idle.
+  // The worker's alone, but for install(), which destroys them while the worker is idle.
   std::unique_ptr<cuda::NcclCommunicator> nccl_;
   std::shared_ptr<Communicator> nccl_host_;  // the communicator nccl_ joined through
 };
@@ -357,6 +370,20 @@ class CollectiveQueue {
 std::atomic<uint64_t> next_sequence{0};
 
 }  // namespace
+
+bool poll_until(const std::function<bool()>& done, Communicator::Deadline deadline) {
+  const auto start = Clock::now();
+  while (!done()) {
+    const auto now = Clock::now();
+    if (now > deadline) return false;
+    if (now - start < std::chrono::seconds(1)) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  return true;
+}
 
 void keep_until_exit(std::shared_ptr<const void> owner) {
   static std::mutex mutex;

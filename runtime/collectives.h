@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstddef>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -57,6 +58,12 @@ class Communicator {
   virtual bool move(const ir::Node& node, const memory::Buffer& input, memory::Buffer& output,
                     Deadline deadline, std::shared_ptr<const void> owner) = 0;
 };
+
+/// Tests `done` until it answers true (true) or `deadline` passes (false). The transports make
+/// progress inside their tests, so the thread tests again at once, yielding the core to the
+/// compute threads between tests; after a second (a straggler or a stopped rank, where latency
+/// no longer matters) it sleeps between tests.
+bool poll_until(const std::function<bool()>& done, Communicator::Deadline deadline);
 
 /// Keeps `owner` until the process exits: memory that a transfer left in flight by a timeout
 /// may still write into (neither MPI nor NCCL can take back a collective).

@@ -60,7 +60,8 @@ int world_size(LZ_HERE);
 int local_rank(LZ_HERE);
 /// This rank's device for its work and collectives: CUDA device local_rank() modulo the number
 /// of CUDA devices when this machine has any, so that the ranks of a machine take one GPU each
-/// (NCCL moves their collectives), else the CPU (MPI moves them). (lazuli::dist)
+/// (NCCL moves their collectives), else the CPU (MPI moves them). Start at most as many ranks
+/// on a machine as it has GPUs: NCCL refuses two ranks on one GPU. (lazuli::dist)
 Device device(LZ_HERE);
 /// Blocks until every rank has called barrier, or throws after the timeout. Pending work is not
 /// waited for (call lz::waitall() first for that). (lazuli::dist)

@@ -2,8 +2,7 @@
 
 #include <dlfcn.h>
 
-#include <chrono>
-#include <thread>
+#include <climits>
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
@@ -12,10 +11,25 @@ namespace lz::runtime::cuda {
 
 using NcclResult = int;  // ncclResult_t: ncclSuccess is 0
 
+/// ncclConfig_t as NCCL 2.14 laid it out, which it says in `version`: NCCL copies `size` bytes of
+/// it and gives the fields a later NCCL added their defaults, so one layout serves every NCCL
+/// since 2.14.
+struct NcclConfig {
+  size_t size = sizeof(NcclConfig);
+  unsigned magic = 0xcafebeef;
+  unsigned version = 21400;        // NCCL_VERSION(2, 14, 0)
+  int blocking = 0;                // calls return at once; ncclCommGetAsyncError says when done
+  int cga_cluster_size = INT_MIN;  // INT_MIN, NCCL_CONFIG_UNDEF_INT: NCCL's default
+  int min_ctas = INT_MIN;
+  int max_ctas = INT_MIN;
+  const char* net_name = nullptr;
+};
+
 /// Entry points of libnccl.so.2 (nccl.h); the unique id is passed by value, as nccl.h declares.
 struct NcclApi {
   NcclResult (*get_unique_id)(NcclUniqueId* id);
-  NcclResult (*comm_init_rank)(NcclComm** comm, int ranks, NcclUniqueId id, int rank);
+  NcclResult (*comm_init_rank_config)(NcclComm** comm, int ranks, NcclUniqueId id, int rank,
+                                      NcclConfig* config);
   NcclResult (*comm_destroy)(NcclComm* comm);
   NcclResult (*comm_abort)(NcclComm* comm);
   NcclResult (*comm_get_async_error)(NcclComm* comm, NcclResult* error);
@@ -68,7 +82,7 @@ const NcclApi* nccl(std::string* why) {
     }
     auto* api = new NcclApi();
     if (!resolve(library, "ncclGetUniqueId", api->get_unique_id, failure) ||
-        !resolve(library, "ncclCommInitRank", api->comm_init_rank, failure) ||
+        !resolve(library, "ncclCommInitRankConfig", api->comm_init_rank_config, failure) ||
         !resolve(library, "ncclCommDestroy", api->comm_destroy, failure) ||
         !resolve(library, "ncclCommAbort", api->comm_abort, failure) ||
         !resolve(library, "ncclCommGetAsyncError", api->comm_get_async_error, failure) ||
@@ -138,14 +152,29 @@ NcclUniqueId make_nccl_unique_id(const ir::Node& node) {
   return id;
 }
 
-NcclCommunicator::NcclCommunicator(CudaDevice& device, const NcclUniqueId& id, int rank, int size,
-                                   const ir::Node& node)
-    : device_(device), api_(loaded_nccl(node)) {
-  device_.make_current();  // NCCL takes the current context's device as the rank's GPU
-  if (const NcclResult result = api_.comm_init_rank(&comm_, size, id, rank);
-      result != kNcclSuccess) {
-    throw ir::recorded_error(node, failure_text(api_, nullptr, result, "ncclCommInitRank"));
+std::unique_ptr<NcclCommunicator> NcclCommunicator::join(CudaDevice& device, const NcclUniqueId& id,
+                                                         int rank, int size, const ir::Node& node,
+                                                         Communicator::Deadline deadline) {
+  const NcclApi& api = loaded_nccl(node);
+  device.make_current();  // NCCL takes the current context's device as the rank's GPU
+  NcclConfig config;
+  NcclComm* comm = nullptr;
+  const NcclResult result = api.comm_init_rank_config(&comm, size, id, rank, &config);
+  if (result != kNcclSuccess && result != kNcclInProgress) {
+    throw ir::recorded_error(node, failure_text(api, nullptr, result, "ncclCommInitRank"));
   }
+  // Owned from here, so that a failure or a timeout aborts the half-joined communicator.
+  std::unique_ptr<NcclCommunicator> joined(new NcclCommunicator(device, api, comm));
+  try {
+    if (!joined->settle(node, "ncclCommInitRank", deadline)) {
+      joined->abort(nullptr);
+      return nullptr;
+    }
+  } catch (...) {
+    joined->abort(nullptr);
+    throw;
+  }
+  return joined;
 }
 
 NcclCommunicator::~NcclCommunicator() {
@@ -154,79 +183,105 @@ NcclCommunicator::~NcclCommunicator() {
   (void)api_.comm_destroy(comm_);
 }
 
+bool NcclCommunicator::settle(const ir::Node& node, const char* call,
+                              Communicator::Deadline deadline) {
+  NcclResult state = kNcclInProgress;
+  const bool settled = poll_until(
+      [&] {
+        (void)api_.comm_get_async_error(comm_, &state);
+        return state != kNcclInProgress;
+      },
+      deadline);
+  if (settled && state != kNcclSuccess) {
+    throw ir::recorded_error(node, failure_text(api_, comm_, state, call));
+  }
+  return settled;
+}
+
+void NcclCommunicator::abort(std::shared_ptr<const void> owner) {
+  if (comm_ != nullptr) {
+    device_.make_current();
+    (void)api_.comm_abort(comm_);
+    comm_ = nullptr;
+  }
+  // NCCL's kernels may still run over the memory until the abort has stopped them.
+  if (owner != nullptr) keep_until_exit(std::move(owner));
+}
+
 bool NcclCommunicator::move(const ir::Node& node, const memory::Buffer& input, CudaMemory& output,
                             Communicator::Deadline deadline, std::shared_ptr<const void> owner) {
-  const NcclApi& api = api_;
   if (comm_ == nullptr) {
     throw ir::recorded_error(node,
                              "NCCL's communicator was aborted after an earlier collective "
                              "failed or timed out");
   }
-  const std::string op(ir::op_name(node.op));
-  const uint64_t from = read_address(device_, kCollectiveStream, input, op);
-  const CUstream stream = device_.stream(kCollectiveStream);  // makes the context current
-  const auto* send = reinterpret_cast<const void*>(from);
-  auto* receive = reinterpret_cast<void*>(output.address());
-  const int type = nccl_type(node.dtype);
-  const auto count = static_cast<size_t>(input.size());
-  NcclResult result = kNcclSuccess;
-  const char* call = "";
-  switch (node.op) {
-    case ir::Op::AllSum:
-    case ir::Op::AllMax:
-    case ir::Op::AllMin:
-      call = "ncclAllReduce";
-      result = api.all_reduce(send, receive, count, type, nccl_reduction(node.op), comm_, stream);
-      break;
-    case ir::Op::AllGather:
-      call = "ncclAllGather";
-      result = api.all_gather(send, receive, count, type, comm_, stream);
-      break;
-    case ir::Op::ReduceScatter:
-      call = "ncclReduceScatter";
-      result = api.reduce_scatter(send, receive, static_cast<size_t>(node.size()), type, kNcclSum,
-                                  comm_, stream);
-      break;
-    case ir::Op::Broadcast:
-      call = "ncclBroadcast";
-      result =
-          api.broadcast(send, receive, count, type, static_cast<int>(node.axes[1]), comm_, stream);
-      break;
-    default: throw ir::recorded_error(node, "is not a collective: NCCL cannot run it");
-  }
-  if (result != kNcclSuccess)
-    throw ir::recorded_error(node, failure_text(api, comm_, result, call));
-  auto written = std::make_shared<CudaEvent>(device_);
-  written->record(stream);
-  output.set_written(written);
-
-  // Waiting here, not at the blocking point, is what lets a stopped rank fail the collective in
-  // time: NCCL's kernel would wait for it forever. The thread tests again at once, yielding the
-  // core to the compute threads; after a second (a straggler, where latency no longer matters)
-  // it sleeps between tests.
-  const auto start = std::chrono::steady_clock::now();
-  while (!written->reached()) {
-    NcclResult asynchronous = kNcclSuccess;
-    (void)api.comm_get_async_error(comm_, &asynchronous);
-    const bool failed = asynchronous != kNcclSuccess && asynchronous != kNcclInProgress;
-    const std::string failure = failed ? failure_text(api, comm_, asynchronous, call) : "";
-    const auto now = std::chrono::steady_clock::now();
-    if (failed || now > deadline) {
-      // NCCL's kernels may still run over the memory until the abort has stopped them.
-      (void)api.comm_abort(comm_);
-      comm_ = nullptr;
-      keep_until_exit(std::move(owner));
-      if (failed) throw ir::recorded_error(node, failure);
+  try {
+    const std::string op(ir::op_name(node.op));
+    const uint64_t from = read_address(device_, kCollectiveStream, input, op);
+    const CUstream stream = device_.stream(kCollectiveStream);  // makes the context current
+    const auto* send = reinterpret_cast<const void*>(from);
+    auto* receive = reinterpret_cast<void*>(output.address());
+    const int type = nccl_type(node.dtype);
+    const auto count = static_cast<size_t>(input.size());
+    NcclResult result = kNcclSuccess;
+    const char* call = "";
+    switch (node.op) {
+      case ir::Op::AllSum:
+      case ir::Op::AllMax:
+      case ir::Op::AllMin:
+        call = "ncclAllReduce";
+        result =
+            api_.all_reduce(send, receive, count, type, nccl_reduction(node.op), comm_, stream);
+        break;
+      case ir::Op::AllGather:
+        call = "ncclAllGather";
+        result = api_.all_gather(send, receive, count, type, comm_, stream);
+        break;
+      case ir::Op::ReduceScatter:
+        call = "ncclReduceScatter";
+        result = api_.reduce_scatter(send, receive, static_cast<size_t>(node.size()), type,
+                                     kNcclSum, comm_, stream);
+        break;
+      case ir::Op::Broadcast:
+        call = "ncclBroadcast";
+        result = api_.broadcast(send, receive, count, type, static_cast<int>(node.axes[1]), comm_,
+                                stream);
+        break;
+      default: throw ir::recorded_error(node, "is not a collective: NCCL cannot run it");
+    }
+    if (result != kNcclSuccess && result != kNcclInProgress) {
+      throw ir::recorded_error(node, failure_text(api_, comm_, result, call));
+    }
+    // The collective is on the stream once NCCL has settled the call.
+    if (!settle(node, call, deadline)) {
+      abort(std::move(owner));
       return false;
     }
-    if (now - start < std::chrono::seconds(1)) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    auto written = std::make_shared<CudaEvent>(device_);
+    written->record(stream);
+    output.set_written(written);
+    // Waiting here, not at the blocking point, is what lets a stopped rank fail the collective
+    // in time: NCCL's kernel would wait for it for ever. A failure NCCL reports meanwhile (a
+    // peer went away) ends the wait; it may also end the kernel, so it is asked once more after.
+    const auto failed = [&] {
+      NcclResult state = kNcclSuccess;
+      (void)api_.comm_get_async_error(comm_, &state);
+      if (state != kNcclSuccess && state != kNcclInProgress) {
+        throw ir::recorded_error(node, failure_text(api_, comm_, state, call));
+      }
+      return false;
+    };
+    if (!poll_until([&] { return failed() || written->reached(); }, deadline)) {
+      abort(std::move(owner));
+      return false;
     }
+    failed();
+    written->synchronize(op.c_str());  // throws a fault the device reported
+    return true;
+  } catch (...) {
+    abort(std::move(owner));
+    throw;
   }
-  written->synchronize(op.c_str());  // throws a fault the device reported
-  return true;
 }
 
 }  // namespace lz::runtime::cuda

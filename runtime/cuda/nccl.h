@@ -34,15 +34,17 @@ bool nccl_available(std::string* why = nullptr);
 NcclUniqueId make_nccl_unique_id(const ir::Node& node);
 
 /// This rank's NCCL communicator over the process group's ranks, one GPU each. Its calls come
-/// from the communication thread only.
+/// from the communication thread only (and its destructor from install_communicator, while that
+/// thread is idle). Communicators are non-blocking, so that no NCCL call waits past a deadline.
 class NcclCommunicator {
  public:
-  /// Joins as rank `rank` of the `size` ranks joining with `id`, on `device`; returns once
-  /// every rank has joined. Throws lz::Error naming `node` (the collective the ranks join for)
-  /// with NCCL's reason when it cannot.
-  NcclCommunicator(CudaDevice& device, const NcclUniqueId& id, int rank, int size,
-                   const ir::Node& node);
-  /// Frees the communicator (an aborted one is left as it is).
+  /// Joins as rank `rank` of the `size` ranks joining with `id`, on `device`, once every rank has
+  /// joined; null when `deadline` passed first (the attempt is aborted). Throws lz::Error naming
+  /// `node` (the collective the ranks join for) with NCCL's reason when it cannot.
+  static std::unique_ptr<NcclCommunicator> join(CudaDevice& device, const NcclUniqueId& id,
+                                                int rank, int size, const ir::Node& node,
+                                                Communicator::Deadline deadline);
+  /// Frees the communicator (an aborted one is gone already).
   ~NcclCommunicator();
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
@@ -52,14 +54,21 @@ class NcclCommunicator {
   /// The data movement of collective `node` (whose type every rank has checked) from `input`
   /// into `output`, memory of this communicator's device allocated on kCollectiveStream: queued
   /// on that stream after the writes of `input`, and waited for. Returns false when `deadline`
-  /// passed first: the communicator is aborted then and cannot move anything again, and `owner`
-  /// (owning the memory) is kept for the life of the process. Throws lz::Error naming `node`
-  /// for what NCCL or the device reports; a failure NCCL reports while moving aborts the
-  /// communicator too.
+  /// passed first. Throws lz::Error naming `node` for what NCCL or the device reports. After
+  /// either, the communicator is aborted (it moves nothing again: its peers may be anywhere in
+  /// this collective) and `owner`, which owns the memory, is kept until the process exits.
   bool move(const ir::Node& node, const memory::Buffer& input, CudaMemory& output,
             Communicator::Deadline deadline, std::shared_ptr<const void> owner);
 
  private:
+  NcclCommunicator(CudaDevice& device, const NcclApi& api, NcclComm* comm)
+      : device_(device), api_(api), comm_(comm) {}
+  /// Waits while NCCL works on the last call (a non-blocking communicator's calls may return
+  /// before they are done): false when `deadline` passed first; throws NCCL's failure of `call`.
+  bool settle(const ir::Node& node, const char* call, Communicator::Deadline deadline);
+  /// Stops NCCL's work on this communicator for good, keeping `owner` until the process exits.
+  void abort(std::shared_ptr<const void> owner);
+
   CudaDevice& device_;
   const NcclApi& api_;
   NcclComm* comm_ = nullptr;  // null once aborted

@@ -6,6 +6,10 @@
 // its slot, waiting for the others at a counter of the segment, and reading theirs. Reductions
 // add in rank order, so every rank computes the same bits.
 //
+// Joining (ncclCommInitRankConfig) may be non-blocking, as lazuli asks: the call returns
+// ncclInProgress and a thread waits for the other ranks, until which ncclCommGetAsyncError says
+// ncclInProgress. Collectives are queued at the call, blocking or not.
+//
 // A rank's ncclCommAbort marks the segment: the others' waits end, and ncclCommGetAsyncError
 // reports ncclRemoteError to them, as NCCL does when a peer goes away.
 #include <fcntl.h>
@@ -33,6 +37,7 @@ constexpr NcclResult kNcclSystemError = 2;
 constexpr NcclResult kNcclInvalidArgument = 4;
 constexpr NcclResult kNcclInvalidUsage = 5;
 constexpr NcclResult kNcclRemoteError = 6;
+constexpr NcclResult kNcclInProgress = 7;
 
 // nccl.h's ncclRedOp_t values emulated.
 constexpr int kSum = 0;
@@ -52,6 +57,19 @@ struct UniqueId {  // nccl.h's ncclUniqueId: 128 bytes
   char name[112];
 };
 static_assert(sizeof(UniqueId) == 128);
+
+/// The start of nccl.h's ncclConfig_t, as NCCL 2.14 laid it out (later versions add fields).
+struct Config {
+  size_t size;
+  unsigned magic;
+  unsigned version;  // NCCL_VERSION of the nccl.h that made it
+  int blocking;
+  int cga_cluster_size;
+  int min_ctas;
+  int max_ctas;
+  const char* net_name;
+};
+constexpr unsigned kConfigMagic = 0xcafebeef;
 
 /// The start of the shared segment; the ranks' slots follow it.
 struct alignas(64) Segment {
@@ -270,6 +288,24 @@ NcclResult queue(void* handle, CUstream stream_handle, const Collective& collect
   return kNcclSuccess;
 }
 
+/// Waits until every rank has joined `comm`'s segment, named `name`, then takes the name away
+/// (every rank has it mapped). ncclSystemError when they do not within kJoinPatience, or when
+/// the communicator is aborted first.
+NcclResult wait_for_join(Comm& comm, const std::string& name) {
+  const auto start = std::chrono::steady_clock::now();
+  while (comm.segment->joined.load() < static_cast<uint64_t>(comm.ranks)) {
+    if (comm.aborted.load() || std::chrono::steady_clock::now() - start > kJoinPatience) {
+      shm_unlink(name.c_str());
+      std::lock_guard lock(comms().mutex);
+      comms().last_error = "ncclCommInitRankConfig: the other ranks did not join";
+      return kNcclSystemError;
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  shm_unlink(name.c_str());
+  return kNcclSuccess;
+}
+
 }  // namespace
 }  // namespace lz::cuda_emulation
 
@@ -289,20 +325,28 @@ LZ_EMULATION_EXPORT NcclResult ncclGetUniqueId(UniqueId* id) {
   const std::string name =
       "/lazuli-nccl-" + std::to_string(getpid()) + "-" + std::to_string(made.fetch_add(1));
   std::memcpy(id->name, name.c_str(), name.size() + 1);
+  shm_unlink(id->name);  // a segment left by an earlier process of this pid, which crashed
   return kNcclSuccess;
 }
 
-LZ_EMULATION_EXPORT NcclResult ncclCommInitRank(void** handle, int ranks, UniqueId id, int rank) {
+LZ_EMULATION_EXPORT NcclResult ncclCommInitRankConfig(void** handle, int ranks, UniqueId id,
+                                                      int rank, const Config* config) {
   if (handle == nullptr || ranks < 1 || rank < 0 || rank >= ranks) {
-    return refuse(kNcclInvalidArgument, "ncclCommInitRank: rank " + std::to_string(rank) + " of " +
-                                            std::to_string(ranks) + " is no rank");
+    return refuse(kNcclInvalidArgument, "ncclCommInitRankConfig: rank " + std::to_string(rank) +
+                                            " of " + std::to_string(ranks) + " is no rank");
   }
   if (std::memcmp(id.magic, kIdMagic, sizeof kIdMagic) != 0) {
-    return refuse(kNcclInvalidArgument, "ncclCommInitRank: not an id from ncclGetUniqueId");
+    return refuse(kNcclInvalidArgument, "ncclCommInitRankConfig: not an id from ncclGetUniqueId");
   }
+  if (config != nullptr && (config->magic != kConfigMagic || config->size < sizeof(Config))) {
+    return refuse(kNcclInvalidArgument,
+                  "ncclCommInitRankConfig: the config was not made by NCCL_CONFIG_INITIALIZER");
+  }
+  // blocking is read from NCCL 2.14 on; unset, it is NCCL's default, blocking.
+  const bool blocking = config == nullptr || config->version < 21400 || config->blocking != 0;
   Context* context = current_context();
   if (context == nullptr) {
-    return refuse(kNcclInvalidUsage, "ncclCommInitRank: no CUDA context is current");
+    return refuse(kNcclInvalidUsage, "ncclCommInitRankConfig: no CUDA context is current");
   }
   auto comm = std::make_shared<Comm>();
   comm->context = context;
@@ -313,31 +357,38 @@ LZ_EMULATION_EXPORT NcclResult ncclCommInitRank(void** handle, int ranks, Unique
     const int fd = shm_open(id.name, O_CREAT | O_RDWR, 0600);
     if (fd < 0 || ftruncate(fd, static_cast<off_t>(comm->mapped_bytes)) != 0) {
       if (fd >= 0) close(fd);
-      return refuse(kNcclSystemError, std::string("ncclCommInitRank: shm_open(") + id.name +
+      return refuse(kNcclSystemError, std::string("ncclCommInitRankConfig: shm_open(") + id.name +
                                           "): " + std::strerror(errno));
     }
     void* mapped = mmap(nullptr, comm->mapped_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (mapped == MAP_FAILED) {
       return refuse(kNcclSystemError,
-                    std::string("ncclCommInitRank: mmap: ") + std::strerror(errno));
+                    std::string("ncclCommInitRankConfig: mmap: ") + std::strerror(errno));
     }
     comm->segment = static_cast<Segment*>(mapped);  // zero-filled by ftruncate
     comm->segment->joined.fetch_add(1);
-    const auto start = std::chrono::steady_clock::now();
-    while (comm->segment->joined.load() < static_cast<uint64_t>(ranks)) {
-      if (std::chrono::steady_clock::now() - start > kJoinPatience) {
-        shm_unlink(id.name);
-        return refuse(kNcclSystemError, "ncclCommInitRank: the other ranks did not join");
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(200));
-    }
-    shm_unlink(id.name);  // every rank has it mapped; the name is no longer needed
   }
-  std::lock_guard lock(comms().mutex);
-  comms().live.emplace(comm.get(), comm);
+  {
+    std::lock_guard lock(comms().mutex);
+    comms().live.emplace(comm.get(), comm);
+  }
   *handle = comm.get();
-  return kNcclSuccess;
+  if (ranks == 1) return kNcclSuccess;
+  const std::string name = id.name;
+  if (blocking) {
+    const NcclResult joined = wait_for_join(*comm, name);
+    if (joined != kNcclSuccess) {
+      std::lock_guard lock(comms().mutex);
+      comms().live.erase(comm.get());
+    }
+    return joined;
+  }
+  // Non-blocking: the others are waited for on a thread of the communicator's own, and
+  // ncclCommGetAsyncError says ncclInProgress until they have joined.
+  comm->async_error = kNcclInProgress;
+  std::thread([comm, name] { comm->async_error = wait_for_join(*comm, name); }).detach();
+  return kNcclInProgress;
 }
 
 LZ_EMULATION_EXPORT NcclResult ncclCommDestroy(void* handle) {

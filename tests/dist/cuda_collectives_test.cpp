@@ -4,6 +4,7 @@
 // MPI moves and collectives_test.cpp checks against plain loops.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -77,12 +78,20 @@ TEST(CudaCollectivesTest, EveryCollectiveOfEveryDtypeMatchesTheCpus) {
             (std::vector<bool>{true, false, false}));
 }
 
-TEST(CudaCollectivesTest, ALargeAllReduceAndAnEmptyOneMatchTheCpus) {
+TEST(CudaCollectivesTest, LargeCollectivesAndAnEmptyOneMatchTheCpus) {
   SKIP_WITHOUT_GPU();
-  // 3 MiB per rank: more than one round of the emulation's staging, as real NCCL splits too.
+  // About 3 MiB per rank, not a whole number of rounds of the emulation's 1 MiB staging (real
+  // NCCL splits large collectives too), and rows of every rank's part of a reduce_scatter.
+  const Tensor large = operand(rank(), {ranks() * 262147, 3}, lz::float32);
   expect_gpu_matches_cpu(
-      operand(rank(), {768 * 1024}, lz::float32),
-      [](const Tensor& x) { return lz::dist::all_reduce(x); }, "large all_reduce");
+      large, [](const Tensor& x) { return lz::dist::all_reduce(x); }, "large all_reduce");
+  expect_gpu_matches_cpu(
+      large, [](const Tensor& x) { return lz::dist::all_gather(x); }, "large all_gather");
+  expect_gpu_matches_cpu(
+      large, [](const Tensor& x) { return lz::dist::reduce_scatter(x); }, "large reduce_scatter");
+  expect_gpu_matches_cpu(
+      large.astype(lz::float64), [](const Tensor& x) { return lz::dist::broadcast(x, 1); },
+      "large broadcast");
   expect_gpu_matches_cpu(
       lz::zeros({0, 3}), [](const Tensor& x) { return lz::dist::all_reduce(x); },
       "empty all_reduce");
@@ -127,6 +136,45 @@ TEST(CudaCollectivesTest, RanksDisagreeingOnTheDeviceFailTogether) {
     const std::string message = error.what();
     EXPECT_NE(message.find("reached different collectives"), std::string::npos) << message;
     EXPECT_NE(message.find("f32[4] on cuda"), std::string::npos) << message;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// Run in processes of their own, with LZ_DIST_TIMEOUT=1: the group is unusable afterwards.
+TEST(CudaCollectivesTimeoutTest, ARankLateForNcclFailsTheCollectiveOnEveryRankInTime) {
+  SKIP_WITHOUT_GPU();
+  // Rank 1's operand takes its GPU seconds (products of 1024 x 1024 matrices, which stay ones:
+  // about 10 s on the emulation's cuBLAS, a plain loop, on the 2-core machine):
+  // the ranks agree on the collective at once, since the operand is queued, but rank 1's NCCL
+  // call waits on its stream for the operand beyond the timeout, and rank 0's for rank 1.
+  const lz::Device gpu = lz::dist::device();
+  Tensor x = lz::ones({1024, 1024}).to(gpu);
+  if (rank() == 1) {
+    for (int i = 0; i < 3; ++i) x = lz::matmul(x, x) / 1024.0f;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    (void)lz::dist::all_reduce(x).to_vector<float>();
+    FAIL() << "expected the collective to fail";
+  } catch (const lz::Error& error) {
+    const std::string message = error.what();
+    EXPECT_NE(message.find("[all_sum]"), std::string::npos) << message;
+    EXPECT_TRUE(message.find("within 1 s (LZ_DIST_TIMEOUT)") != std::string::npos ||
+                message.find("remote process") != std::string::npos)
+        << message;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  // NCCL's communicator is aborted, and the process group cannot be used any more, for the
+  // host transport either.
+  try {
+    (void)lz::dist::all_reduce(lz::ones({2})).to_vector<float>();
+    FAIL() << "expected the process group to be unusable";
+  } catch (const lz::Error& error) {
+    EXPECT_NE(std::string(error.what()).find("cannot be used any more"), std::string::npos)
+        << error.what();
   }
 }
 
