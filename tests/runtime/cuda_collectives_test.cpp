@@ -37,6 +37,18 @@ class OneRank final : public lz::runtime::Communicator {
   }
 };
 
+// Needs no GPU: NCCL makes its unique id on the host. Here that is the CUDA toolkit's own
+// libnccl.so.2, whose entry points lazuli resolves by name and declares by nccl.h's ABI.
+TEST(NcclLoaderTest, NcclLoadsWithEveryEntryPointAndMakesUniqueIds) {
+  std::string why;
+  if (!lz::runtime::cuda::nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
+  const lz::ir::NodePtr node = lz::ir::new_node();
+  node->op = lz::ir::Op::AllSum;
+  const lz::runtime::cuda::NcclUniqueId first = lz::runtime::cuda::make_nccl_unique_id(*node);
+  const lz::runtime::cuda::NcclUniqueId second = lz::runtime::cuda::make_nccl_unique_id(*node);
+  EXPECT_NE(std::memcmp(first.internal, second.internal, sizeof first.internal), 0);
+}
+
 class CudaCollectivesTest : public testing::Test {
  protected:
   void SetUp() override {
