@@ -1,11 +1,10 @@
 #include "codegen/cuda/nvrtc.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdio>
 
 #include "lazuli/error.h"
+#include "support/shared_library.h"
 
 namespace lz::codegen::cuda {
 namespace {
@@ -43,49 +42,31 @@ struct Nvrtc {
   GetBytes get_ptx = nullptr;
 };
 
-template <class Function>
-bool resolve(void* handle, const char* name, Function& function, std::string& failure) {
-  function = reinterpret_cast<Function>(dlsym(handle, name));
-  if (function == nullptr) failure = std::string("libnvrtc lacks ") + name;
-  return function != nullptr;
-}
-
 Nvrtc load() {
   Nvrtc nvrtc;
-  void* handle = nullptr;
-  std::string tried;
-  for (const char* name : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
-                           "/usr/local/cuda/lib64/libnvrtc.so.13"}) {
-    handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-    if (handle != nullptr) {
-      nvrtc.library = name;
-      break;
-    }
-    const char* error = dlerror();
-    tried += std::string(tried.empty() ? "" : "; ") + (error != nullptr ? error : name);
-  }
-  if (handle == nullptr) {
-    nvrtc.failure = "libnvrtc cannot be loaded (" + tried + ")";
-    return nvrtc;
-  }
+  void* handle = support::load_library(
+      {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13"},
+      nvrtc.failure, &nvrtc.library);
+  if (handle == nullptr) return nvrtc;
   // The library stays loaded for the life of the process: compiled programs may be in flight.
   Version version = nullptr;
   GetNumSupportedArchs get_arch_count = nullptr;
   GetSupportedArchs get_archs = nullptr;
   std::string& failure = nvrtc.failure;
-  if (!resolve(handle, "nvrtcGetErrorString", nvrtc.get_error_string, failure) ||
-      !resolve(handle, "nvrtcVersion", version, failure) ||
-      !resolve(handle, "nvrtcGetNumSupportedArchs", get_arch_count, failure) ||
-      !resolve(handle, "nvrtcGetSupportedArchs", get_archs, failure) ||
-      !resolve(handle, "nvrtcCreateProgram", nvrtc.create_program, failure) ||
-      !resolve(handle, "nvrtcDestroyProgram", nvrtc.destroy_program, failure) ||
-      !resolve(handle, "nvrtcCompileProgram", nvrtc.compile_program, failure) ||
-      !resolve(handle, "nvrtcGetProgramLogSize", nvrtc.get_log_size, failure) ||
-      !resolve(handle, "nvrtcGetProgramLog", nvrtc.get_log, failure) ||
-      !resolve(handle, "nvrtcGetCUBINSize", nvrtc.get_cubin_size, failure) ||
-      !resolve(handle, "nvrtcGetCUBIN", nvrtc.get_cubin, failure) ||
-      !resolve(handle, "nvrtcGetPTXSize", nvrtc.get_ptx_size, failure) ||
-      !resolve(handle, "nvrtcGetPTX", nvrtc.get_ptx, failure)) {
+  const auto resolve = [&](const char* symbol, auto& entry) {
+    return support::resolve_symbol(handle, "libnvrtc", symbol, entry, failure);
+  };
+  if (!resolve("nvrtcGetErrorString", nvrtc.get_error_string) ||
+      !resolve("nvrtcVersion", version) || !resolve("nvrtcGetNumSupportedArchs", get_arch_count) ||
+      !resolve("nvrtcGetSupportedArchs", get_archs) ||
+      !resolve("nvrtcCreateProgram", nvrtc.create_program) ||
+      !resolve("nvrtcDestroyProgram", nvrtc.destroy_program) ||
+      !resolve("nvrtcCompileProgram", nvrtc.compile_program) ||
+      !resolve("nvrtcGetProgramLogSize", nvrtc.get_log_size) ||
+      !resolve("nvrtcGetProgramLog", nvrtc.get_log) ||
+      !resolve("nvrtcGetCUBINSize", nvrtc.get_cubin_size) ||
+      !resolve("nvrtcGetCUBIN", nvrtc.get_cubin) ||
+      !resolve("nvrtcGetPTXSize", nvrtc.get_ptx_size) || !resolve("nvrtcGetPTX", nvrtc.get_ptx)) {
     return nvrtc;
   }
   int count = 0;

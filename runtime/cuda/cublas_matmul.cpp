@@ -1,7 +1,5 @@
 #include "runtime/cuda/cublas_matmul.h"
 
-#include <dlfcn.h>
-
 #include <array>
 #include <limits>
 #include <mutex>
@@ -11,6 +9,7 @@
 #include "ir/printer.h"
 #include "lazuli/error.h"
 #include "reference/interpreter_internal.h"
+#include "support/shared_library.h"
 
 namespace lz::runtime::cuda {
 namespace {
@@ -33,33 +32,22 @@ struct CublasApi {
   const char* (*status_string)(CublasStatus status);
 };
 
-template <class Function>
-bool resolve(void* library, const char* symbol, Function& entry, std::string& why) {
-  entry = reinterpret_cast<Function>(dlsym(library, symbol));
-  if (entry == nullptr) why = std::string("libcublas has no ") + symbol;
-  return entry != nullptr;
-}
-
 /// cuBLAS, loaded at the first matmul on a GPU; null (with why) when it cannot be.
 const CublasApi* cublas(std::string* why) {
   static std::string failure;
   static const CublasApi* const loaded = []() -> const CublasApi* {
-    void* library = nullptr;
-    for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
-                             "/usr/local/cuda/lib64/libcublas.so.13"}) {
-      library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (library != nullptr) break;
-    }
-    if (library == nullptr) {
-      failure = std::string("cannot load libcublas.so.13: ") + dlerror();
-      return nullptr;
-    }
+    void* library = support::load_library({"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+                                           "/usr/local/cuda/lib64/libcublas.so.13"},
+                                          failure);
+    if (library == nullptr) return nullptr;
+    const auto resolve = [&](const char* symbol, auto& entry) {
+      return support::resolve_symbol(library, "libcublas", symbol, entry, failure);
+    };
     auto* api = new CublasApi();
-    if (!resolve(library, "cublasCreate_v2", api->create, failure) ||
-        !resolve(library, "cublasSetStream_v2", api->set_stream, failure) ||
-        !resolve(library, "cublasSgemm_v2", api->sgemm, failure) ||
-        !resolve(library, "cublasDgemm_v2", api->dgemm, failure) ||
-        !resolve(library, "cublasGetStatusString", api->status_string, failure)) {
+    if (!resolve("cublasCreate_v2", api->create) ||
+        !resolve("cublasSetStream_v2", api->set_stream) || !resolve("cublasSgemm_v2", api->sgemm) ||
+        !resolve("cublasDgemm_v2", api->dgemm) ||
+        !resolve("cublasGetStatusString", api->status_string)) {
       delete api;
       return nullptr;
     }

@@ -1,62 +1,54 @@
 #include "runtime/cuda/driver.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 
 #include "lazuli/error.h"
+#include "support/shared_library.h"
 
 namespace lz::runtime::cuda {
 namespace {
 
-/// Resolves `symbol` into `entry`; false (with `why`) when the library lacks it.
-template <class Function>
-bool resolve(void* library, const char* symbol, Function& entry, std::string* why) {
-  entry = reinterpret_cast<Function>(dlsym(library, symbol));
-  if (entry != nullptr) return true;
-  if (why != nullptr) *why = std::string("the CUDA driver has no ") + symbol + " (too old?)";
-  return false;
-}
-
 bool resolve_all(void* library, DriverApi& api, std::string* why) {
+  std::string failure;
+  const auto resolve = [&](const char* symbol, auto& entry) {
+    return support::resolve_symbol(library, "the CUDA driver", symbol, entry, failure);
+  };
   // Versioned names are those cuda.h maps the plain names to (cuMemAlloc -> cuMemAlloc_v2).
-  return resolve(library, "cuInit", api.init, why) &&
-         resolve(library, "cuDriverGetVersion", api.driver_get_version, why) &&
-         resolve(library, "cuGetErrorName", api.get_error_name, why) &&
-         resolve(library, "cuGetErrorString", api.get_error_string, why) &&
-         resolve(library, "cuDeviceGetCount", api.device_get_count, why) &&
-         resolve(library, "cuDeviceGet", api.device_get, why) &&
-         resolve(library, "cuDeviceGetName", api.device_get_name, why) &&
-         resolve(library, "cuDeviceGetAttribute", api.device_get_attribute, why) &&
-         resolve(library, "cuDeviceTotalMem_v2", api.device_total_mem, why) &&
-         resolve(library, "cuDevicePrimaryCtxRetain", api.primary_ctx_retain, why) &&
-         resolve(library, "cuDevicePrimaryCtxRelease_v2", api.primary_ctx_release, why) &&
-         resolve(library, "cuCtxSetCurrent", api.ctx_set_current, why) &&
-         resolve(library, "cuCtxSynchronize", api.ctx_synchronize, why) &&
-         resolve(library, "cuModuleLoadData", api.module_load_data, why) &&
-         resolve(library, "cuModuleUnload", api.module_unload, why) &&
-         resolve(library, "cuModuleGetFunction", api.module_get_function, why) &&
-         resolve(library, "cuLaunchKernel", api.launch_kernel, why) &&
-         resolve(library, "cuMemAlloc_v2", api.mem_alloc, why) &&
-         resolve(library, "cuMemFree_v2", api.mem_free, why) &&
-         resolve(library, "cuMemAllocHost_v2", api.mem_alloc_host, why) &&
-         resolve(library, "cuMemFreeHost", api.mem_free_host, why) &&
-         resolve(library, "cuMemcpyHtoDAsync_v2", api.memcpy_htod_async, why) &&
-         resolve(library, "cuMemcpyDtoHAsync_v2", api.memcpy_dtoh_async, why) &&
-         resolve(library, "cuMemcpyDtoDAsync_v2", api.memcpy_dtod_async, why) &&
-         resolve(library, "cuMemsetD8Async", api.memset_d8_async, why) &&
-         resolve(library, "cuStreamCreate", api.stream_create, why) &&
-         resolve(library, "cuStreamDestroy_v2", api.stream_destroy, why) &&
-         resolve(library, "cuStreamSynchronize", api.stream_synchronize, why) &&
-         resolve(library, "cuStreamWaitEvent", api.stream_wait_event, why) &&
-         resolve(library, "cuEventCreate", api.event_create, why) &&
-         resolve(library, "cuEventDestroy_v2", api.event_destroy, why) &&
-         resolve(library, "cuEventRecord", api.event_record, why) &&
-         resolve(library, "cuEventQuery", api.event_query, why) &&
-         resolve(library, "cuEventSynchronize", api.event_synchronize, why) &&
-         // Drivers before CUDA 12.8 have only the first version, which 13.0 keeps.
-         (resolve(library, "cuEventElapsedTime_v2", api.event_elapsed_time, nullptr) ||
-          resolve(library, "cuEventElapsedTime", api.event_elapsed_time, why));
+  const bool all =
+      resolve("cuInit", api.init) && resolve("cuDriverGetVersion", api.driver_get_version) &&
+      resolve("cuGetErrorName", api.get_error_name) &&
+      resolve("cuGetErrorString", api.get_error_string) &&
+      resolve("cuDeviceGetCount", api.device_get_count) && resolve("cuDeviceGet", api.device_get) &&
+      resolve("cuDeviceGetName", api.device_get_name) &&
+      resolve("cuDeviceGetAttribute", api.device_get_attribute) &&
+      resolve("cuDeviceTotalMem_v2", api.device_total_mem) &&
+      resolve("cuDevicePrimaryCtxRetain", api.primary_ctx_retain) &&
+      resolve("cuDevicePrimaryCtxRelease_v2", api.primary_ctx_release) &&
+      resolve("cuCtxSetCurrent", api.ctx_set_current) &&
+      resolve("cuCtxSynchronize", api.ctx_synchronize) &&
+      resolve("cuModuleLoadData", api.module_load_data) &&
+      resolve("cuModuleUnload", api.module_unload) &&
+      resolve("cuModuleGetFunction", api.module_get_function) &&
+      resolve("cuLaunchKernel", api.launch_kernel) && resolve("cuMemAlloc_v2", api.mem_alloc) &&
+      resolve("cuMemFree_v2", api.mem_free) && resolve("cuMemAllocHost_v2", api.mem_alloc_host) &&
+      resolve("cuMemFreeHost", api.mem_free_host) &&
+      resolve("cuMemcpyHtoDAsync_v2", api.memcpy_htod_async) &&
+      resolve("cuMemcpyDtoHAsync_v2", api.memcpy_dtoh_async) &&
+      resolve("cuMemcpyDtoDAsync_v2", api.memcpy_dtod_async) &&
+      resolve("cuMemsetD8Async", api.memset_d8_async) &&
+      resolve("cuStreamCreate", api.stream_create) &&
+      resolve("cuStreamDestroy_v2", api.stream_destroy) &&
+      resolve("cuStreamSynchronize", api.stream_synchronize) &&
+      resolve("cuStreamWaitEvent", api.stream_wait_event) &&
+      resolve("cuEventCreate", api.event_create) &&
+      resolve("cuEventDestroy_v2", api.event_destroy) &&
+      resolve("cuEventRecord", api.event_record) && resolve("cuEventQuery", api.event_query) &&
+      resolve("cuEventSynchronize", api.event_synchronize) &&
+      // Drivers before CUDA 12.8 have only the first version, which 13.0 keeps.
+      (resolve("cuEventElapsedTime_v2", api.event_elapsed_time) ||
+       resolve("cuEventElapsedTime", api.event_elapsed_time));
+  if (!all && why != nullptr) *why = failure + " (too old?)";
+  return all;
 }
 
 /// Names of the results a driver that cannot describe itself (the toolkit's stub) returns.
@@ -82,9 +74,10 @@ std::string describe(const DriverApi& api, CUresult result) {
 }  // namespace
 
 std::unique_ptr<Driver> load_driver(const std::string& path, std::string* why) {
-  void* library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string failure;
+  void* library = support::load_library({path.c_str()}, failure);
   if (library == nullptr) {
-    if (why != nullptr) *why = "cannot load " + path + ": " + dlerror();
+    if (why != nullptr) *why = failure;
     return nullptr;
   }
   auto loaded = std::make_unique<Driver>();

@@ -1,11 +1,10 @@
 #include "runtime/cuda/nccl.h"
 
-#include <dlfcn.h>
-
 #include <climits>
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
+#include "support/shared_library.h"
 
 namespace lz::runtime::cuda {
 
@@ -60,38 +59,27 @@ constexpr int kNcclSum = 0;
 constexpr int kNcclMax = 2;
 constexpr int kNcclMin = 3;
 
-template <class Function>
-bool resolve(void* library, const char* symbol, Function& entry, std::string& why) {
-  entry = reinterpret_cast<Function>(dlsym(library, symbol));
-  if (entry == nullptr) why = std::string("libnccl has no ") + symbol;
-  return entry != nullptr;
-}
-
 /// NCCL, loaded at the first collective of CUDA tensors; null (with why) when it cannot be.
 const NcclApi* nccl(std::string* why) {
   static std::string failure;
   static const NcclApi* const loaded = []() -> const NcclApi* {
-    void* library = nullptr;
-    for (const char* name : {"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"}) {
-      library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (library != nullptr) break;
-    }
-    if (library == nullptr) {
-      failure = std::string("cannot load libnccl.so.2: ") + dlerror();
-      return nullptr;
-    }
+    void* library = support::load_library(
+        {"libnccl.so.2", "libnccl.so", "/usr/local/cuda/lib64/libnccl.so.2"}, failure);
+    if (library == nullptr) return nullptr;
+    const auto resolve = [&](const char* symbol, auto& entry) {
+      return support::resolve_symbol(library, "libnccl", symbol, entry, failure);
+    };
     auto* api = new NcclApi();
-    if (!resolve(library, "ncclGetUniqueId", api->get_unique_id, failure) ||
-        !resolve(library, "ncclCommInitRankConfig", api->comm_init_rank_config, failure) ||
-        !resolve(library, "ncclCommDestroy", api->comm_destroy, failure) ||
-        !resolve(library, "ncclCommAbort", api->comm_abort, failure) ||
-        !resolve(library, "ncclCommGetAsyncError", api->comm_get_async_error, failure) ||
-        !resolve(library, "ncclGetErrorString", api->get_error_string, failure) ||
-        !resolve(library, "ncclGetLastError", api->get_last_error, failure) ||
-        !resolve(library, "ncclAllReduce", api->all_reduce, failure) ||
-        !resolve(library, "ncclAllGather", api->all_gather, failure) ||
-        !resolve(library, "ncclReduceScatter", api->reduce_scatter, failure) ||
-        !resolve(library, "ncclBroadcast", api->broadcast, failure)) {
+    if (!resolve("ncclGetUniqueId", api->get_unique_id) ||
+        !resolve("ncclCommInitRankConfig", api->comm_init_rank_config) ||
+        !resolve("ncclCommDestroy", api->comm_destroy) ||
+        !resolve("ncclCommAbort", api->comm_abort) ||
+        !resolve("ncclCommGetAsyncError", api->comm_get_async_error) ||
+        !resolve("ncclGetErrorString", api->get_error_string) ||
+        !resolve("ncclGetLastError", api->get_last_error) ||
+        !resolve("ncclAllReduce", api->all_reduce) || !resolve("ncclAllGather", api->all_gather) ||
+        !resolve("ncclReduceScatter", api->reduce_scatter) ||
+        !resolve("ncclBroadcast", api->broadcast)) {
       delete api;
       return nullptr;
     }
