@@ -13,17 +13,6 @@
 namespace lz {
 namespace {
 
-/// A data leaf of `shape` on `device` holding `buffer`.
-Tensor record_data(std::shared_ptr<memory::Buffer> buffer, Shape shape, Device device,
-                   std::source_location loc) {
-  ir::NodePtr node = frontend::make_node(ir::Op::Data, {}, loc);
-  node->device = device;
-  node->dtype = buffer->dtype();
-  node->shape = std::move(shape);
-  node->buffer = std::move(buffer);
-  return frontend::record(std::move(node));
-}
-
 /// Storage for the elements of `shape`, after checking it; an lz::Error under the memory limit.
 template <Element T>
 std::shared_ptr<memory::Buffer> allocate_for(std::string_view op, const Shape& shape) {
@@ -91,7 +80,7 @@ Tensor from_vector(const std::vector<T>& data, Shape shape, Device device,
   } else if (!data.empty()) {
     std::memcpy(buffer->data(), data.data(), data.size() * sizeof(T));
   }
-  return record_data(std::move(buffer), std::move(shape), device, loc);
+  return frontend::record_data(std::move(buffer), std::move(shape), device, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -108,7 +97,7 @@ Tensor from_data(const T* data, Shape shape, Order order, Device device,
       std::memcpy(buffer->data(), data, static_cast<size_t>(shape_size(shape)) * sizeof(T));
     }
   }
-  return record_data(std::move(buffer), std::move(shape), device, loc);
+  return frontend::record_data(std::move(buffer), std::move(shape), device, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -122,7 +111,7 @@ Tensor borrow_data(const T* data, Shape shape, std::function<void()> release, De
   // parameter before its size is read (the order of arguments is unspecified).
   std::shared_ptr<memory::Buffer> buffer =
       memory::Buffer::borrow(dtype_of<T>(), shape_size(shape), data, std::move(release));
-  return record_data(std::move(buffer), std::move(shape), device, loc);
+  return frontend::record_data(std::move(buffer), std::move(shape), device, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

@@ -9,6 +9,7 @@
 #include "ir/pending_list.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
+#include "memory/buffer.h"
 #include "support/trace.h"
 
 namespace lz::frontend {
@@ -65,6 +66,16 @@ void check_shape(std::string_view op, const Shape& shape) {
     }
   }
   ir::check_element_count(op, shape);
+}
+
+Tensor record_data(std::shared_ptr<memory::Buffer> buffer, Shape shape, Device device,
+                   std::source_location loc) {
+  ir::NodePtr node = make_node(ir::Op::Data, {}, loc);
+  node->device = device;
+  node->dtype = buffer->dtype();
+  node->shape = std::move(shape);
+  node->buffer = std::move(buffer);
+  return record(std::move(node));
 }
 
 Tensor record(ir::NodePtr node) try {

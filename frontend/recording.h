@@ -27,6 +27,10 @@ void check_shape(std::string_view op, const Shape& shape);
 /// (and records nothing) when the node is invalid. Evaluated nodes (data) are not pending.
 Tensor record(ir::NodePtr node);
 
+/// A data leaf of `shape` on `device` holding `buffer` (computed, or promised by a launch).
+Tensor record_data(std::shared_ptr<memory::Buffer> buffer, Shape shape, Device device,
+                   std::source_location loc);
+
 /// The node behind `tensor`; throws "[op] got an empty tensor handle" for a default-constructed
 /// one.
 const ir::NodePtr& node_of(const Tensor& tensor, std::string_view op);

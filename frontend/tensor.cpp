@@ -207,12 +207,7 @@ Tensor Tensor::to(Device device, std::source_location loc) const try {
   const ir::NodePtr& source = frontend::node_of(*this, "to");
   if (source->device == device) return *this;
   frontend::evaluate({source}, EvaluationReason::EvalAsync, loc);
-  ir::NodePtr node = frontend::make_node(ir::Op::Data, {}, loc);
-  node->device = device;
-  node->dtype = source->dtype;
-  node->shape = source->shape;
-  node->buffer = launched_buffer(source);
-  return frontend::record(std::move(node));
+  return frontend::record_data(launched_buffer(source), source->shape, device, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
