@@ -2,6 +2,7 @@
 #pragma once
 
 #include "lazuli/autodiff.h"
+#include "lazuli/cuda_interop.h"
 #include "lazuli/data.h"
 #include "lazuli/device.h"
 #include "lazuli/dist.h"

@@ -49,7 +49,31 @@ CudaMemory::CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std:
       stream_(stream),
       address_(device.allocator().allocate(bytes, stream, op)) {}
 
+// Borrowed memory counts as written on the upload stream, where nothing is queued for it: every
+// lazuli stream that reads it is a reader, waited for before the memory goes back.
+CudaMemory::CudaMemory(CudaDevice& device, uint64_t address, int64_t bytes,
+                       std::function<void()> release)
+    : device_(device),
+      bytes_(bytes),
+      stream_(kUploadStream),
+      address_(address),
+      release_(std::move(release)) {}
+
 CudaMemory::~CudaMemory() {
+  if (release_) {
+    // Its owner may reuse the memory at once: the reads queued on lazuli's streams run first.
+    try {
+      for (int reader = 0; reader < kCudaStreams; ++reader) {
+        if (!readers_.test(static_cast<size_t>(reader))) continue;
+        CudaEvent read(device_);
+        read.record(device_.stream(reader));
+        read.synchronize("release");
+      }
+    } catch (...) {  // a device fault: nothing reads the memory any more
+    }
+    release_();
+    return;
+  }
   try {
     // The block returns to its stream's cache once the other streams that read it have run
     // what they queued until now; its own stream is not made to wait for them.
@@ -110,8 +134,11 @@ void mark_written(CudaDevice& device, int stream, const std::vector<CudaMemory*>
   for (CudaMemory* output : outputs) output->set_written(written);
 }
 
-uint64_t read_address(CudaDevice& device, int stream, const memory::Buffer& buffer,
-                      const std::string& op) {
+namespace {
+
+/// The memory holding `buffer`'s elements on `device`: its own, or the copy it keeps there.
+const CudaMemory& memory_on(CudaDevice& device, const memory::Buffer& buffer,
+                            const std::string& op) {
   const memory::DeviceMemory* memory = buffer.device_memory();
   if (memory == nullptr || memory->device_index() != device.ordinal()) {
     memory = &buffer.device_copy(
@@ -124,8 +151,22 @@ uint64_t read_address(CudaDevice& device, int stream, const memory::Buffer& buff
         });
   }
   // Every memory::DeviceMemory of a CUDA device is a CudaMemory.
-  static_cast<const CudaMemory*>(memory)->read_on(stream);
-  return memory->address();
+  return *static_cast<const CudaMemory*>(memory);
+}
+
+}  // namespace
+
+uint64_t read_address(CudaDevice& device, int stream, const memory::Buffer& buffer,
+                      const std::string& op) {
+  const CudaMemory& memory = memory_on(device, buffer, op);
+  memory.read_on(stream);
+  return memory.address();
+}
+
+uint64_t written_address(CudaDevice& device, const memory::Buffer& buffer, const std::string& op) {
+  const CudaMemory& memory = memory_on(device, buffer, op);
+  memory.wait();
+  return memory.address();
 }
 
 }  // namespace lz::runtime::cuda

@@ -9,6 +9,7 @@
 
 #include <bitset>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -59,12 +60,15 @@ class CudaEvent {
 };
 
 /// A block of a CUDA device's memory owned by a buffer, allocated for work on lazuli stream
-/// `stream` of the device (or kUploadStream, kCollectiveStream), which writes it.
+/// `stream` of the device (or kUploadStream, kCollectiveStream), which writes it; or memory of
+/// another library's that the buffer borrows (DLPack), which lazuli only reads.
 class CudaMemory final : public memory::DeviceMemory {
  public:
   CudaMemory(CudaDevice& device, int64_t bytes, int stream, const std::string& op);
+  /// Borrows the `bytes` at `address`, written already; `release` hands them back.
+  CudaMemory(CudaDevice& device, uint64_t address, int64_t bytes, std::function<void()> release);
   /// Gives the block back to the allocator, which reuses it once the reads queued on other
-  /// streams have run.
+  /// streams have run; borrowed memory is handed back once they have run (waiting for them).
   ~CudaMemory() override;
 
   uint64_t address() const override { return address_; }
@@ -84,6 +88,7 @@ class CudaMemory final : public memory::DeviceMemory {
   const int64_t bytes_;
   const int stream_;
   const uint64_t address_;
+  const std::function<void()> release_;  // of borrowed memory; else empty
   mutable std::mutex mutex_;
   std::shared_ptr<CudaEvent> written_;         // null: nothing queued writes it
   mutable std::bitset<kCudaStreams> readers_;  // other streams that read it; by mutex_
@@ -97,5 +102,10 @@ void mark_written(CudaDevice& device, int stream, const std::vector<CudaMemory*>
 /// stream at its first use on this device (memory::Buffer::device_copy).
 uint64_t read_address(CudaDevice& device, int stream, const memory::Buffer& buffer,
                       const std::string& op);
+
+/// The device address of `buffer` on `device` (as read_address finds it) once the device has
+/// written it: for another library to read, outside lazuli's streams. Blocks; throws what the
+/// device reported.
+uint64_t written_address(CudaDevice& device, const memory::Buffer& buffer, const std::string& op);
 
 }  // namespace lz::runtime::cuda

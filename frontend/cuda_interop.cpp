@@ -1,0 +1,63 @@
+// CUDA tensors shared with other libraries without a copy (include/lazuli/cuda_interop.h).
+#include "lazuli/cuda_interop.h"
+
+#include <string>
+#include <utility>
+
+#include "frontend/evaluation.h"
+#include "frontend/recording.h"
+#include "lazuli/error.h"
+#include "runtime/cuda/device.h"
+#include "runtime/cuda/memory.h"
+
+namespace lz::cuda {
+
+DeviceElements device_elements(const Tensor& x, std::source_location loc) try {
+  const ir::NodePtr& node = frontend::node_of(x, "device_elements");
+  if (node->device.kind() != Device::Kind::Cuda) {
+    throw Error("[device_elements] the tensor is on " + node->device.name() +
+                ", not on a CUDA device; move it with to(lz::Device::cuda()) first");
+  }
+  frontend::evaluate({node}, EvaluationReason::Read, loc);
+  std::shared_ptr<memory::Buffer> buffer;
+  {
+    const auto lock = frontend::lock_graph();  // the launching thread set it
+    buffer = node->buffer;
+  }
+  const int device = node->device.index();
+  // A tensor made from host data has its elements on the device only once a kernel read them:
+  // written_address uploads them then.
+  const uint64_t address = runtime::cuda::written_address(runtime::cuda::cuda_device(device),
+                                                          *buffer, "device_elements");
+  return {address, device, std::move(buffer)};
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+Tensor borrow_device_elements(uint64_t address, DType dtype, Shape shape, int device,
+                              std::function<void()> release, std::source_location loc) try {
+  frontend::check_shape("borrow_device_elements", shape);
+  const Device on = Device::cuda(device);  // throws for a device this machine does not have
+  const int64_t size = shape_size(shape);
+  if (address == 0 && size > 0) {
+    throw Error("[borrow_device_elements] got a null address for " + std::to_string(size) +
+                " elements");
+  }
+  auto memory = std::make_unique<runtime::cuda::CudaMemory>(
+      runtime::cuda::cuda_device(device), address, size * dtype_size(dtype), std::move(release));
+  return frontend::record_data(memory::Buffer::on_device(dtype, size, std::move(memory)),
+                               std::move(shape), on, loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+void synchronize(int device, std::source_location loc) try {
+  runtime::cuda::CudaDevice& cuda = runtime::cuda::cuda_device(device);
+  cuda.make_current();
+  runtime::cuda::check(cuda.driver(), cuda.driver().api.ctx_synchronize(), "synchronize",
+                       "cuCtxSynchronize");
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+}  // namespace lz::cuda
