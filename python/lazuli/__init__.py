@@ -96,13 +96,24 @@ def array(obj, dtype=None, device=None):
     return _lazuli._borrow(_np.array(_as_numpy(obj, dtype), copy=True), device)
 
 
+_DL_CUDA = 2  # DLPack's kDLCUDA
+
+
 def from_dlpack(obj, device=None):
-    """A tensor sharing the memory of a DLPack-capable array on the CPU (PyTorch, JAX, CuPy on
-    the host, numpy)."""
+    """A tensor sharing the memory of a DLPack-capable array: one on the CPU (PyTorch, JAX,
+    CuPy on the host, numpy), or a C-contiguous one on a CUDA device (PyTorch, JAX, CuPy on the
+    GPU), whose device memory the tensor reads in place. The device finishes what is queued on
+    it first (the producer's writes)."""
+    if hasattr(obj, "__dlpack_device__") and obj.__dlpack_device__()[0] == _DL_CUDA:
+        tensor = _lazuli._borrow_cuda(obj)
+        return tensor if device is None else tensor.to(device)
     return asarray(_np.from_dlpack(obj), device=device)
 
 
 def _dlpack(self, **kwargs):
+    if self.device.kind == "cuda":
+        # The device memory itself, once written: any consumer stream may read it.
+        return _lazuli._cuda_dlpack_array(self).__dlpack__(**kwargs)
     values = self.asnumpy()  # read-only: lazuli's own buffer
     try:
         return values.__dlpack__(**kwargs)
@@ -115,7 +126,9 @@ def _dlpack(self, **kwargs):
 
 
 def _dlpack_device(self):
-    return (1, 0)  # kDLCPU: __dlpack__ exports host memory (no blocking point to say so)
+    # kDLCUDA and the device for a CUDA tensor; else kDLCPU: host memory (no blocking point to
+    # say so).
+    return (_DL_CUDA, self.device.index) if self.device.kind == "cuda" else (1, 0)
 
 
 def _iter(self):

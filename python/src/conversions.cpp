@@ -254,4 +254,57 @@ Tensor borrow_buffer(nb::handle buffer, Device device, std::source_location loc)
   });
 }
 
+nb::object cuda_dlpack_array(const Tensor& tensor, std::source_location loc) {
+  cuda::DeviceElements elements;
+  {
+    nb::gil_scoped_release unlocked;
+    elements = cuda::device_elements(tensor, loc);
+  }
+  std::vector<size_t> shape;
+  for (int64_t extent : tensor.shape()) shape.push_back(static_cast<size_t>(extent));
+  auto* owner = new std::shared_ptr<const void>(std::move(elements.owner));
+  nb::capsule held(owner, [](void* memory) noexcept {
+    delete static_cast<std::shared_ptr<const void>*>(memory);
+  });
+  return visit_element(tensor.dtype(loc), [&]<class T>(std::type_identity<T>) -> nb::object {
+    return nb::ndarray<nb::array_api, const T, nb::c_contig>(
+               reinterpret_cast<const T*>(elements.address), shape.size(), shape.data(), held,
+               nullptr, nb::dtype<T>(), nb::device::cuda::value, elements.device)
+        .cast();
+  });
+}
+
+Tensor borrow_cuda_array(nb::handle array, std::source_location loc) {
+  using CudaArray = nb::ndarray<nb::ro, nb::device::cuda, nb::c_contig>;
+  const auto cuda_array = nb::cast<CudaArray>(array);
+  const nb::dlpack::dtype type = cuda_array.dtype();
+  DType dtype;
+  if (type == nb::dtype<float>()) {
+    dtype = float32;
+  } else if (type == nb::dtype<double>()) {
+    dtype = float64;
+  } else if (type == nb::dtype<int32_t>()) {
+    dtype = int32;
+  } else if (type == nb::dtype<int64_t>()) {
+    dtype = int64;
+  } else if (type == nb::dtype<bool>()) {
+    dtype = bool_;
+  } else {
+    throw nb::type_error("not an array of a lazuli dtype (float32, float64, int32, int64, bool)");
+  }
+  Shape shape;
+  for (size_t d = 0; d < cuda_array.ndim(); ++d) shape.push_back(cuda_array.shape(d));
+  {
+    nb::gil_scoped_release unlocked;
+    cuda::synchronize(cuda_array.device_id(), loc);  // the producer's writes, on any stream
+  }
+  // The imported array holds the producer's memory (DLPack's managed tensor); it is let go on
+  // whichever thread lazuli lets go of the tensor, with the GIL.
+  std::shared_ptr<CudaArray> kept(new CudaArray(cuda_array),
+                                  [](CudaArray* held) { with_gil([held] { delete held; }); });
+  return cuda::borrow_device_elements(
+      reinterpret_cast<uint64_t>(cuda_array.data()), dtype, std::move(shape),
+      cuda_array.device_id(), [kept]() mutable { kept.reset(); }, loc);
+}
+
 }  // namespace lz::python

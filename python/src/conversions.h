@@ -74,6 +74,14 @@ nb::object to_numpy(const Tensor& tensor, std::source_location loc);
 /// has no such memory; lazuli's Python layer then copies it.
 Tensor borrow_buffer(nb::handle buffer, Device device, std::source_location loc);
 
+/// A CUDA tensor's device memory as an array object with __dlpack__ (nanobind's), which keeps
+/// the memory alive; a blocking point (lz::cuda::device_elements), waiting with the GIL released.
+nb::object cuda_dlpack_array(const Tensor& tensor, std::source_location loc);
+
+/// A tensor over the device memory of `array`, a C-contiguous CUDA array with __dlpack__ of a
+/// lazuli dtype, without a copy; the imported memory stays the tensor's until lazuli lets go.
+Tensor borrow_cuda_array(nb::handle array, std::source_location loc);
+
 /// A reference to a Python object that any thread may drop: one holding the GIL releases it at
 /// once, any other hands it to the interpreter's main thread (Py_AddPendingCall).
 class SharedReference {

@@ -56,6 +56,13 @@ void bind_ops(nb::module_& m) {
       },
       nb::arg("buffer"), nb::arg("device") = nb::none());
   m.def(
+      "_borrow_cuda", [](nb::handle array) { return borrow_cuda_array(array, caller_location()); },
+      nb::arg("array"));
+  m.def(
+      "_cuda_dlpack_array",
+      [](const Tensor& tensor) { return cuda_dlpack_array(tensor, caller_location()); },
+      nb::arg("tensor"));
+  m.def(
       "full",
       [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {
         const DeviceScope on(device_from(device));

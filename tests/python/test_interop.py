@@ -273,3 +273,21 @@ def test_cuda_tensors_read_back_through_numpy():
     back = y.to("cpu")
     assert back.device == lz.cpu(0)
     assert_close(back + 1, np.maximum(a * 2 - 5, 0) + 1)
+
+
+@pytest.mark.skipif(not lz.cuda.is_available(), reason="no CUDA device: "
+                    + (lz.cuda.unavailable_reason() or "none found"))
+def test_cuda_dlpack_hands_device_memory_over_both_ways():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = lz.asarray(a, device="cuda:0") * 2
+    assert x.__dlpack_device__() == (2, 0)  # kDLCUDA, device 0
+    back = lz.from_dlpack(x)  # a consumer of lazuli's export, on the device
+    assert back.device == lz.Device("cuda:0") and back.dtype == lz.float32
+    del x
+    gc.collect()
+    assert_close(back + 1, a * 2 + 1)  # the export keeps the memory alive
+    for dtype in (np.float64, np.int32, np.int64, np.bool_):
+        values = np.arange(4).astype(dtype)
+        moved = lz.from_dlpack(lz.asarray(values, device="cuda:0"))
+        assert moved.device.kind == "cuda" and moved.tolist() == values.tolist()
+    assert lz.from_dlpack(lz.zeros((0, 3), device="cuda:0")).shape == (0, 3)
