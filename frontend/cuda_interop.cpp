@@ -12,7 +12,8 @@
 
 namespace lz::cuda {
 
-DeviceElements device_elements(const Tensor& x, std::source_location loc) try {
+DeviceElements device_elements(const Tensor& x, uint64_t reader_stream,
+                               std::source_location loc) try {
   const ir::NodePtr& node = frontend::node_of(x, "device_elements");
   if (node->device.kind() != Device::Kind::Cuda) {
     throw Error("[device_elements] the tensor is on " + node->device.name() +
@@ -25,17 +26,33 @@ DeviceElements device_elements(const Tensor& x, std::source_location loc) try {
     buffer = node->buffer;
   }
   const int device = node->device.index();
+  runtime::cuda::CudaDevice& cuda = runtime::cuda::cuda_device(device);
   // A tensor made from host data has its elements on the device only once a kernel read them:
   // written_address uploads them then.
-  const uint64_t address = runtime::cuda::written_address(runtime::cuda::cuda_device(device),
-                                                          *buffer, "device_elements");
-  return {address, device, std::move(buffer)};
+  const uint64_t address = runtime::cuda::written_address(cuda, *buffer, "device_elements");
+  // DLPack numbers the legacy default stream 1; CUDA's handle for it is 1 (CU_STREAM_LEGACY).
+  const auto stream =
+      reinterpret_cast<runtime::cuda::CUstream>(reader_stream == 0 ? 1 : reader_stream);
+  std::shared_ptr<const void> owner(buffer.get(), [&cuda, buffer, stream](const void*) {
+    try {
+      runtime::cuda::read_elsewhere(cuda, *buffer, stream);
+    } catch (...) {  // a device fault: nothing reads the memory any more
+    }
+  });
+  return {address, device, std::move(owner)};
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
 
 Tensor borrow_device_elements(uint64_t address, DType dtype, Shape shape, int device,
                               std::function<void()> release, std::source_location loc) try {
+  // `release` runs once whatever happens: when the memory is let go, or here on a failure.
+  struct ReleaseOnFailure {
+    std::function<void()>& release;
+    ~ReleaseOnFailure() {
+      if (release) release();
+    }
+  } guard{release};
   frontend::check_shape("borrow_device_elements", shape);
   const Device on = Device::cuda(device);  // throws for a device this machine does not have
   const int64_t size = shape_size(shape);
@@ -43,8 +60,16 @@ Tensor borrow_device_elements(uint64_t address, DType dtype, Shape shape, int de
     throw Error("[borrow_device_elements] got a null address for " + std::to_string(size) +
                 " elements");
   }
-  auto memory = std::make_unique<runtime::cuda::CudaMemory>(
-      runtime::cuda::cuda_device(device), address, size * dtype_size(dtype), std::move(release));
+  runtime::cuda::CudaDevice& cuda = runtime::cuda::cuda_device(device);
+  const int64_t bytes = size * dtype_size(dtype);
+  std::unique_ptr<runtime::cuda::CudaMemory> memory;
+  if (address % 16 == 0) {
+    memory = std::make_unique<runtime::cuda::CudaMemory>(cuda, address, bytes,
+                                                         std::exchange(release, nullptr));
+  } else {
+    memory = runtime::cuda::copy_device_memory(cuda, address, bytes, "borrow_device_elements");
+    std::exchange(release, nullptr)();
+  }
   return frontend::record_data(memory::Buffer::on_device(dtype, size, std::move(memory)),
                                std::move(shape), on, loc);
 } catch (const Error& error) {

@@ -21,14 +21,20 @@ struct DeviceElements {
 };
 
 /// A blocking point: computes `x`, a tensor on a CUDA device, and waits until the device has
-/// written its elements, so that work on any stream may read them. Throws for a tensor on the
-/// CPU. The memory must not be written through the address.
-DeviceElements device_elements(const Tensor& x, LZ_HERE);
+/// written its elements, so that work on any stream may read them. The caller's library reads
+/// them on `reader_stream` (a CUstream as an integer; 0 or 1: the legacy default stream, 2: the
+/// per-thread default stream, as DLPack numbers them): once `owner` is let go, lazuli reuses
+/// the memory only after the work queued on that stream by then has run. Throws for a tensor on
+/// the CPU. Neither side may write the memory while both hold it.
+DeviceElements device_elements(const Tensor& x, uint64_t reader_stream = 1, LZ_HERE);
 
 /// A tensor of `shape` and `dtype` over the row-major elements at `address` on CUDA device
 /// `device`, memory that lazuli does not own and never writes. The elements must be written
 /// before the call (the work writing them finished), and stay valid and unchanged until lazuli
-/// calls `release`: once, after the last tensor and queued kernel reading them let go.
+/// calls `release`: exactly once, after the last tensor and queued kernel reading them let go,
+/// or before the call returns when it throws (`release` must not throw). lazuli's kernels read
+/// 16 bytes at a time: elements at an address that is not a multiple of 16 (a slice of another
+/// library's array) are copied once, on the device, and released at once.
 Tensor borrow_device_elements(uint64_t address, DType dtype, Shape shape, int device,
                               std::function<void()> release, LZ_HERE);
 

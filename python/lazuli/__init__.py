@@ -110,11 +110,16 @@ def from_dlpack(obj, device=None):
     return asarray(_np.from_dlpack(obj), device=device)
 
 
-def _dlpack(self, **kwargs):
-    if self.device.kind == "cuda":
-        # The device memory itself, once written: any consumer stream may read it.
-        return _lazuli._cuda_dlpack_array(self).__dlpack__(**kwargs)
-    values = self.asnumpy()  # read-only: lazuli's own buffer
+def _dlpack(self, stream=None, **kwargs):
+    if self.device.kind == "cuda" and kwargs.get("dl_device") in (None, self.__dlpack_device__()):
+        # The device memory itself, once written, so any stream may read it; lazuli reuses it
+        # after the consumer lets go and its stream (DLPack's number; None and -1 say nothing
+        # of it: the legacy default stream, 1) has run what it queued.
+        reader = 1 if stream is None or stream < 0 else stream
+        return _lazuli._cuda_dlpack_array(self, reader).__dlpack__(stream=stream, **kwargs)
+    if stream is not None:
+        kwargs["stream"] = stream
+    values = self.asnumpy()  # read-only: lazuli's own buffer; a CUDA tensor's, copied to the host
     try:
         return values.__dlpack__(**kwargs)
     except BufferError:

@@ -254,11 +254,12 @@ Tensor borrow_buffer(nb::handle buffer, Device device, std::source_location loc)
   });
 }
 
-nb::object cuda_dlpack_array(const Tensor& tensor, std::source_location loc) {
+nb::object cuda_dlpack_array(const Tensor& tensor, uint64_t reader_stream,
+                             std::source_location loc) {
   cuda::DeviceElements elements;
   {
     nb::gil_scoped_release unlocked;
-    elements = cuda::device_elements(tensor, loc);
+    elements = cuda::device_elements(tensor, reader_stream, loc);
   }
   std::vector<size_t> shape;
   for (int64_t extent : tensor.shape()) shape.push_back(static_cast<size_t>(extent));
@@ -276,7 +277,12 @@ nb::object cuda_dlpack_array(const Tensor& tensor, std::source_location loc) {
 
 Tensor borrow_cuda_array(nb::handle array, std::source_location loc) {
   using CudaArray = nb::ndarray<nb::ro, nb::device::cuda, nb::c_contig>;
-  const auto cuda_array = nb::cast<CudaArray>(array);
+  CudaArray cuda_array;
+  if (!nb::try_cast(array, cuda_array)) {
+    throw nb::type_error(
+        "from_dlpack takes a C-contiguous array on a CUDA device; this one's __dlpack__ gave "
+        "none (a strided array its library cannot make contiguous, or its export failed)");
+  }
   const nb::dlpack::dtype type = cuda_array.dtype();
   DType dtype;
   if (type == nb::dtype<float>()) {

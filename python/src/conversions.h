@@ -75,8 +75,10 @@ nb::object to_numpy(const Tensor& tensor, std::source_location loc);
 Tensor borrow_buffer(nb::handle buffer, Device device, std::source_location loc);
 
 /// A CUDA tensor's device memory as an array object with __dlpack__ (nanobind's), which keeps
-/// the memory alive; a blocking point (lz::cuda::device_elements), waiting with the GIL released.
-nb::object cuda_dlpack_array(const Tensor& tensor, std::source_location loc);
+/// the memory alive, read by the consumer on `reader_stream` (lz::cuda::device_elements); a
+/// blocking point, waiting with the GIL released.
+nb::object cuda_dlpack_array(const Tensor& tensor, uint64_t reader_stream,
+                             std::source_location loc);
 
 /// A tensor over the device memory of `array`, a C-contiguous CUDA array with __dlpack__ of a
 /// lazuli dtype, without a copy; the imported memory stays the tensor's until lazuli lets go.

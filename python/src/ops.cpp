@@ -60,8 +60,10 @@ void bind_ops(nb::module_& m) {
       nb::arg("array"));
   m.def(
       "_cuda_dlpack_array",
-      [](const Tensor& tensor) { return cuda_dlpack_array(tensor, caller_location()); },
-      nb::arg("tensor"));
+      [](const Tensor& tensor, uint64_t reader_stream) {
+        return cuda_dlpack_array(tensor, reader_stream, caller_location());
+      },
+      nb::arg("tensor"), nb::arg("reader_stream"));
   m.def(
       "full",
       [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {

@@ -60,38 +60,36 @@ CudaMemory::CudaMemory(CudaDevice& device, uint64_t address, int64_t bytes,
       release_(std::move(release)) {}
 
 CudaMemory::~CudaMemory() {
-  if (release_) {
-    // Its owner may reuse the memory at once: the reads queued on lazuli's streams run first.
-    try {
-      for (int reader = 0; reader < kCudaStreams; ++reader) {
-        if (!readers_.test(static_cast<size_t>(reader))) continue;
-        CudaEvent read(device_);
-        read.record(device_.stream(reader));
-        read.synchronize("release");
-      }
-    } catch (...) {  // a device fault: nothing reads the memory any more
-    }
-    release_();
-    return;
-  }
   try {
-    // The block returns to its stream's cache once the other streams that read it have run
-    // what they queued until now; its own stream is not made to wait for them.
-    std::vector<std::shared_ptr<CudaEvent>> reads;
+    // The reads queued until now on the other streams that read the block, and elsewhere.
+    std::vector<std::shared_ptr<CudaEvent>> reads = foreign_reads_;
     for (int reader = 0; reader < kCudaStreams; ++reader) {
       if (!readers_.test(static_cast<size_t>(reader))) continue;
       reads.push_back(std::make_shared<CudaEvent>(device_));
       reads.back()->record(device_.stream(reader));
     }
-    std::function<bool()> reusable;
-    if (!reads.empty()) {
-      reusable = [reads = std::move(reads)] {
-        return std::ranges::all_of(reads, [](const auto& read) { return read->reached(); });
-      };
+    if (release_) {
+      // Its owner may reuse the memory at once: the reads run first.
+      for (const auto& read : reads) read->synchronize("release");
+    } else {
+      // The block returns to its stream's cache once the reads have run; its own stream is not
+      // made to wait for them.
+      std::function<bool()> reusable;
+      if (!reads.empty()) {
+        reusable = [reads = std::move(reads)] {
+          return std::ranges::all_of(reads, [](const auto& read) { return read->reached(); });
+        };
+      }
+      device_.allocator().free(address_, bytes_, stream_, std::move(reusable));
     }
-    device_.allocator().free(address_, bytes_, stream_, std::move(reusable));
-  } catch (...) {  // a failed driver call, or no memory for the cache's bookkeeping: the block
-                   // is lost, not the process
+  } catch (...) {  // a failed driver call (a device fault: nothing reads the memory any more),
+                   // or no memory for the cache's bookkeeping: the block is lost, not the process
+  }
+  if (release_) {
+    try {
+      release_();
+    } catch (...) {  // the owner's failure to take its memory back is not lazuli's to report
+    }
   }
 }
 
@@ -119,6 +117,13 @@ bool CudaMemory::is_written() const {
 void CudaMemory::set_written(std::shared_ptr<CudaEvent> written) {
   std::lock_guard lock(mutex_);
   written_ = std::move(written);
+}
+
+void CudaMemory::read_elsewhere(CUstream stream) const {
+  auto read = std::make_shared<CudaEvent>(device_);
+  read->record(stream);
+  std::lock_guard lock(mutex_);
+  foreign_reads_.push_back(std::move(read));
 }
 
 void CudaMemory::read_on(int stream) const {
@@ -167,6 +172,24 @@ uint64_t written_address(CudaDevice& device, const memory::Buffer& buffer, const
   const CudaMemory& memory = memory_on(device, buffer, op);
   memory.wait();
   return memory.address();
+}
+
+void read_elsewhere(CudaDevice& device, const memory::Buffer& buffer, CUstream stream) {
+  memory_on(device, buffer, "read_elsewhere").read_elsewhere(stream);
+}
+
+std::unique_ptr<CudaMemory> copy_device_memory(CudaDevice& device, uint64_t address, int64_t bytes,
+                                               const std::string& op) {
+  auto copy = std::make_unique<CudaMemory>(device, bytes, kUploadStream, op);
+  if (bytes > 0) {
+    check(device.driver(),
+          device.driver().api.memcpy_dtod_async(
+              copy->address(), address, static_cast<size_t>(bytes), device.stream(kUploadStream)),
+          op.c_str(), "cuMemcpyDtoDAsync");
+  }
+  mark_written(device, kUploadStream, {copy.get()});
+  copy->wait();
+  return copy;
 }
 
 }  // namespace lz::runtime::cuda

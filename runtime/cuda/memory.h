@@ -82,6 +82,10 @@ class CudaMemory final : public memory::DeviceMemory {
   /// Called before queuing work that reads the memory on stream `stream` of its device:
   /// that stream waits for the writes, and the block is not reused before the read has run.
   void read_on(int stream) const;
+  /// Marks reads another library queued on `stream`, a CUDA stream of the device outside
+  /// lazuli's: the block is not reused (or handed back) before the work queued there until now
+  /// has run.
+  void read_elsewhere(CUstream stream) const;
 
  private:
   CudaDevice& device_;
@@ -92,6 +96,7 @@ class CudaMemory final : public memory::DeviceMemory {
   mutable std::mutex mutex_;
   std::shared_ptr<CudaEvent> written_;         // null: nothing queued writes it
   mutable std::bitset<kCudaStreams> readers_;  // other streams that read it; by mutex_
+  mutable std::vector<std::shared_ptr<CudaEvent>> foreign_reads_;  // read_elsewhere's; by mutex_
 };
 
 /// Marks `outputs` as written by the work queued on `stream` so far: one event for a launch.
@@ -107,5 +112,13 @@ uint64_t read_address(CudaDevice& device, int stream, const memory::Buffer& buff
 /// written it: for another library to read, outside lazuli's streams. Blocks; throws what the
 /// device reported.
 uint64_t written_address(CudaDevice& device, const memory::Buffer& buffer, const std::string& op);
+
+/// CudaMemory::read_elsewhere of the memory holding `buffer`'s elements on `device`.
+void read_elsewhere(CudaDevice& device, const memory::Buffer& buffer, CUstream stream);
+
+/// A copy, in memory of `device` for lazuli's kernels, of the `bytes` at `address` of another
+/// library's, made on the upload stream and waited for (for `op`).
+std::unique_ptr<CudaMemory> copy_device_memory(CudaDevice& device, uint64_t address, int64_t bytes,
+                                               const std::string& op);
 
 }  // namespace lz::runtime::cuda

@@ -285,9 +285,17 @@ def test_cuda_dlpack_hands_device_memory_over_both_ways():
     assert back.device == lz.Device("cuda:0") and back.dtype == lz.float32
     del x
     gc.collect()
+    # Tensors of the same size now: had the export let go of x's memory, one of them would take
+    # it over.
+    others = [lz.full((2, 3), 7.0, device="cuda:0") * (i + 1) for i in range(4)]
+    lz.waitall()
     assert_close(back + 1, a * 2 + 1)  # the export keeps the memory alive
+    assert all(other.device.kind == "cuda" for other in others)
     for dtype in (np.float64, np.int32, np.int64, np.bool_):
         values = np.arange(4).astype(dtype)
         moved = lz.from_dlpack(lz.asarray(values, device="cuda:0"))
         assert moved.device.kind == "cuda" and moved.tolist() == values.tolist()
     assert lz.from_dlpack(lz.zeros((0, 3), device="cuda:0")).shape == (0, 3)
+    # A consumer that asks for host memory gets a host copy.
+    capsule = lz.asarray(np.arange(3.0), device="cuda:0").__dlpack__(dl_device=(1, 0))
+    assert type(capsule).__name__ == "PyCapsule"
