@@ -16,24 +16,16 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cuda/nvrtc.h"
 #include "runtime/cuda/staged_copy.h"
 #include "runtime/devices.h"
+#include "tests/cuda_test.h"
 
 namespace {
 
 using Program = std::function<lz::Tensor()>;
 
-class CudaExecutionTest : public ::testing::Test {
+class CudaExecutionTest : public lz::test::CudaTest {
  protected:
-  void SetUp() override {
-    if (!lz::cuda::is_available()) {
-      GTEST_SKIP() << "no CUDA device: " << lz::cuda::unavailable_reason();
-    }
-    std::string why;
-    if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
-  }
-
   /// The program's values computed on `device`, as doubles.
   static std::vector<double> run_on(lz::Device device, const Program& program) {
     lz::DeviceScope scope(device);

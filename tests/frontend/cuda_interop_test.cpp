@@ -10,23 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "codegen/cuda/nvrtc.h"
 #include "runtime/cuda/device.h"
+#include "tests/cuda_test.h"
 
 namespace {
 
 namespace runtime_cuda = lz::runtime::cuda;
 
-class CudaInteropTest : public ::testing::Test {
+class CudaInteropTest : public lz::test::CudaTest {
  protected:
-  void SetUp() override {
-    if (!lz::cuda::is_available()) {
-      GTEST_SKIP() << "no CUDA device: " << lz::cuda::unavailable_reason();
-    }
-    std::string why;
-    if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
-  }
-
   /// `count` floats at device address `address` of CUDA device 0, copied to the host on a
   /// stream no lazuli kernel of these tests uses, which waits for nothing.
   static std::vector<float> read_device(uint64_t address, size_t count) {

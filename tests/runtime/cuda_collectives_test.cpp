@@ -13,6 +13,7 @@
 
 #include "runtime/collectives.h"
 #include "runtime/cuda/nccl.h"
+#include "tests/cuda_test.h"
 
 namespace {
 
@@ -49,12 +50,11 @@ TEST(NcclLoaderTest, NcclLoadsWithEveryEntryPointAndMakesUniqueIds) {
   EXPECT_NE(std::memcmp(first.internal, second.internal, sizeof first.internal), 0);
 }
 
-class CudaCollectivesTest : public testing::Test {
+class CudaCollectivesTest : public lz::test::CudaTest {
  protected:
   void SetUp() override {
-    if (!lz::cuda::is_available()) {
-      GTEST_SKIP() << "no CUDA device: " << lz::cuda::unavailable_reason();
-    }
+    CudaTest::SetUp();
+    if (IsSkipped()) return;
     std::string why;
     if (!lz::runtime::cuda::nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
     lz::runtime::install_communicator(std::make_shared<OneRank>(), std::chrono::seconds(60));

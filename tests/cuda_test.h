@@ -1,0 +1,26 @@
+// The fixture of tests that run lazuli's kernels on a CUDA device: each skips, saying why, where
+// there is no device or no NVRTC. The CUDA emulation (tests/cuda_emulation) runs them on the host.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <lazuli/lazuli.h>
+
+#include <string>
+
+#include "codegen/cuda/nvrtc.h"
+
+namespace lz::test {
+
+class CudaTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!lz::cuda::is_available()) {
+      GTEST_SKIP() << "no CUDA device: " << lz::cuda::unavailable_reason();
+    }
+    std::string why;
+    if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  }
+};
+
+}  // namespace lz::test
