@@ -92,7 +92,9 @@ if [[ ${1:-} == --pack ]]; then
 fi
 
 start=$(date +%s)
-mapfile -t arguments < <(configure_arguments)
+# A substitution, not `< <(...)`: a missing pack's exit must end the check, not just a subshell.
+configured=$(configure_arguments) || exit 1
+mapfile -t arguments <<<"$configured"
 echo "gpu-check: cmake ${arguments[*]}"
 cmake -S . -B "$build" "${arguments[@]}" >"$build.configure.log" 2>&1 ||
   { cat "$build.configure.log"; exit 1; }
