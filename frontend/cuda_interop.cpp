@@ -30,9 +30,11 @@ DeviceElements device_elements(const Tensor& x, uint64_t reader_stream,
   // A tensor made from host data has its elements on the device only once a kernel read them:
   // written_address uploads them then.
   const uint64_t address = runtime::cuda::written_address(cuda, *buffer, "device_elements");
-  // DLPack numbers the legacy default stream 1; CUDA's handle for it is 1 (CU_STREAM_LEGACY).
+  // DLPack's 1 and 2, the legacy and the per-thread default streams, are both marked on the
+  // legacy one (CUDA's handle 1, CU_STREAM_LEGACY): the owner may be let go on another thread
+  // than the reader's, and the legacy stream waits for every thread's per-thread stream.
   const auto stream =
-      reinterpret_cast<runtime::cuda::CUstream>(reader_stream == 0 ? 1 : reader_stream);
+      reinterpret_cast<runtime::cuda::CUstream>(reader_stream <= 2 ? 1 : reader_stream);
   std::shared_ptr<const void> owner(buffer.get(), [&cuda, buffer, stream](const void*) {
     try {
       runtime::cuda::read_elsewhere(cuda, *buffer, stream);
@@ -47,6 +49,7 @@ DeviceElements device_elements(const Tensor& x, uint64_t reader_stream,
 Tensor borrow_device_elements(uint64_t address, DType dtype, Shape shape, int device,
                               std::function<void()> release, std::source_location loc) try {
   // `release` runs once whatever happens: when the memory is let go, or here on a failure.
+  if (!release) release = [] {};
   struct ReleaseOnFailure {
     std::function<void()>& release;
     ~ReleaseOnFailure() {
@@ -64,8 +67,12 @@ Tensor borrow_device_elements(uint64_t address, DType dtype, Shape shape, int de
   const int64_t bytes = size * dtype_size(dtype);
   std::unique_ptr<runtime::cuda::CudaMemory> memory;
   if (address % 16 == 0) {
-    memory = std::make_unique<runtime::cuda::CudaMemory>(cuda, address, bytes,
-                                                         std::exchange(release, nullptr));
+    // `release` moves to the memory only once it exists: a failure to make it leaves the guard
+    // its release.
+    auto moved = std::make_shared<std::function<void()>>();
+    memory =
+        std::make_unique<runtime::cuda::CudaMemory>(cuda, address, bytes, [moved] { (*moved)(); });
+    *moved = std::exchange(release, nullptr);
   } else {
     memory = runtime::cuda::copy_device_memory(cuda, address, bytes, "borrow_device_elements");
     std::exchange(release, nullptr)();

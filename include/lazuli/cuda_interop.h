@@ -22,10 +22,11 @@ struct DeviceElements {
 
 /// A blocking point: computes `x`, a tensor on a CUDA device, and waits until the device has
 /// written its elements, so that work on any stream may read them. The caller's library reads
-/// them on `reader_stream` (a CUstream as an integer; 0 or 1: the legacy default stream, 2: the
-/// per-thread default stream, as DLPack numbers them): once `owner` is let go, lazuli reuses
-/// the memory only after the work queued on that stream by then has run. Throws for a tensor on
-/// the CPU. Neither side may write the memory while both hold it.
+/// them on `reader_stream` (a CUstream as an integer; 1 or 2: the legacy or the per-thread
+/// default stream, as DLPack numbers them, 0 as 1): once `owner` is let go, lazuli reuses the
+/// memory only after the work queued on that stream by then has run (a default stream stands
+/// for the blocking streams only: reads on another non-blocking stream must be named). Throws
+/// for a tensor on the CPU. Neither side may write the memory while both hold it.
 DeviceElements device_elements(const Tensor& x, uint64_t reader_stream = 1, LZ_HERE);
 
 /// A tensor of `shape` and `dtype` over the row-major elements at `address` on CUDA device

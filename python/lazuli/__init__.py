@@ -115,10 +115,12 @@ def _dlpack(self, stream=None, **kwargs):
         # The device memory itself, once written, so any stream may read it; lazuli reuses it
         # after the consumer lets go and its stream (DLPack's number; None and -1 say nothing
         # of it: the legacy default stream, 1) has run what it queued.
+        if stream == 0:
+            raise BufferError("stream=0 is ambiguous for a CUDA tensor (DLPack): pass 1 for the "
+                              "legacy default stream, 2 for the per-thread one, or a stream")
         reader = 1 if stream is None or stream < 0 else stream
         return _lazuli._cuda_dlpack_array(self, reader).__dlpack__(stream=stream, **kwargs)
-    if stream is not None:
-        kwargs["stream"] = stream
+    # numpy takes no stream: host memory is read on the host.
     values = self.asnumpy()  # read-only: lazuli's own buffer; a CUDA tensor's, copied to the host
     try:
         return values.__dlpack__(**kwargs)

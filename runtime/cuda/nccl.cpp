@@ -1,7 +1,5 @@
 #include "runtime/cuda/nccl.h"
 
-#include <climits>
-
 #include "ir/printer.h"
 #include "lazuli/error.h"
 #include "support/shared_library.h"
@@ -12,16 +10,13 @@ using NcclResult = int;  // ncclResult_t: ncclSuccess is 0
 
 /// ncclConfig_t as NCCL 2.14 laid it out, which it says in `version`: NCCL copies `size` bytes of
 /// it and gives the fields a later NCCL added their defaults, so one layout serves every NCCL
-/// since 2.14.
+/// since 2.14. (NCCL_COMM_BLOCKING=1 in the environment overrides `blocking`, and with it the
+/// deadlines of joining and of collectives.)
 struct NcclConfig {
   size_t size = sizeof(NcclConfig);
   unsigned magic = 0xcafebeef;
-  unsigned version = 21400;        // NCCL_VERSION(2, 14, 0)
-  int blocking = 0;                // calls return at once; ncclCommGetAsyncError says when done
-  int cga_cluster_size = INT_MIN;  // INT_MIN, NCCL_CONFIG_UNDEF_INT: NCCL's default
-  int min_ctas = INT_MIN;
-  int max_ctas = INT_MIN;
-  const char* net_name = nullptr;
+  unsigned version = 21400;  // NCCL_VERSION(2, 14, 0)
+  int blocking = 0;          // calls return at once; ncclCommGetAsyncError says when done
 };
 
 /// Entry points of libnccl.so.2 (nccl.h); the unique id is passed by value, as nccl.h declares.
@@ -149,12 +144,12 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::join(CudaDevice& device, con
   NcclComm* comm = nullptr;
   const NcclResult result = api.comm_init_rank_config(&comm, size, id, rank, &config);
   if (result != kNcclSuccess && result != kNcclInProgress) {
-    throw ir::recorded_error(node, failure_text(api, nullptr, result, "ncclCommInitRank"));
+    throw ir::recorded_error(node, failure_text(api, nullptr, result, "ncclCommInitRankConfig"));
   }
   // Owned from here, so that a failure or a timeout aborts the half-joined communicator.
   std::unique_ptr<NcclCommunicator> joined(new NcclCommunicator(device, api, comm));
   try {
-    if (!joined->settle(node, "ncclCommInitRank", deadline)) {
+    if (!joined->settle(node, "ncclCommInitRankConfig", deadline)) {
       joined->abort(nullptr);
       return nullptr;
     }
@@ -176,7 +171,11 @@ bool NcclCommunicator::settle(const ir::Node& node, const char* call,
   NcclResult state = kNcclInProgress;
   const bool settled = poll_until(
       [&] {
-        (void)api_.comm_get_async_error(comm_, &state);
+        // A failure to ask is a failure too, rather than a wait until the deadline.
+        if (const NcclResult asked = api_.comm_get_async_error(comm_, &state);
+            asked != kNcclSuccess) {
+          state = asked;
+        }
         return state != kNcclInProgress;
       },
       deadline);

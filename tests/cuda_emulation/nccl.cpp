@@ -58,16 +58,12 @@ struct UniqueId {  // nccl.h's ncclUniqueId: 128 bytes
 };
 static_assert(sizeof(UniqueId) == 128);
 
-/// The start of nccl.h's ncclConfig_t, as NCCL 2.14 laid it out (later versions add fields).
+/// nccl.h's ncclConfig_t as NCCL 2.14 laid it out; later versions add fields after these.
 struct Config {
   size_t size;
   unsigned magic;
   unsigned version;  // NCCL_VERSION of the nccl.h that made it
   int blocking;
-  int cga_cluster_size;
-  int min_ctas;
-  int max_ctas;
-  const char* net_name;
 };
 constexpr unsigned kConfigMagic = 0xcafebeef;
 

@@ -296,6 +296,8 @@ def test_cuda_dlpack_hands_device_memory_over_both_ways():
         moved = lz.from_dlpack(lz.asarray(values, device="cuda:0"))
         assert moved.device.kind == "cuda" and moved.tolist() == values.tolist()
     assert lz.from_dlpack(lz.zeros((0, 3), device="cuda:0")).shape == (0, 3)
+    with pytest.raises(BufferError):
+        lz.zeros((2,), device="cuda:0").__dlpack__(stream=0)  # ambiguous for CUDA (DLPack)
     # A consumer that asks for host memory gets a host copy.
     capsule = lz.asarray(np.arange(3.0), device="cuda:0").__dlpack__(dl_device=(1, 0))
     assert type(capsule).__name__ == "PyCapsule"
