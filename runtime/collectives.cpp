@@ -268,10 +268,11 @@ class CollectiveQueue {
       cuda::NcclCommunicator& nccl = nccl_for(node, communicator, deadline, timed_out, broken);
       try {
         finished = nccl.move(node, *job.input, *output_memory, deadline, owner);
-      } catch (const Error& error) {
+      } catch (...) {
         // NCCL aborted its communicator, leaving the other ranks' part of this collective
         // unfinished: they fail it, or time out.
-        broken = "an earlier collective, " + describe(mine) + ", failed (" + error.what() +
+        broken = "an earlier collective, " + describe(mine) + ", failed (" +
+                 what_of(std::current_exception()) +
                  "), so the process group cannot be used any more";
         throw;
       }
