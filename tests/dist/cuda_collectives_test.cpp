@@ -142,15 +142,13 @@ TEST(CudaCollectivesTest, RanksDisagreeingOnTheDeviceFailTogether) {
 // Run in processes of their own, with LZ_DIST_TIMEOUT=1: the group is unusable afterwards.
 TEST(CudaCollectivesTimeoutTest, ARankLateForNcclFailsTheCollectiveOnEveryRankInTime) {
   SKIP_WITHOUT_GPU();
-  // Rank 1's operand keeps its GPU busy for seconds (products of 1024 x 1024 matrices, which
-  // stay ones; about 10 s on the emulation's cuBLAS, a plain loop). The ranks agree on the
+  // Rank 1's operand keeps its GPU busy for seconds (two products of 1024 x 1024 matrices, which
+  // stay ones; 3 s or more each on the emulation's cuBLAS, a plain loop). The ranks agree on the
   // collective at once, since the operand is queued, but rank 1's NCCL call waits on its stream
   // for the operand beyond the timeout, and rank 0's waits for rank 1.
   const lz::Device gpu = lz::dist::device();
   Tensor x = lz::ones({1024, 1024}).to(gpu);
-  if (rank() == 1) {
-    for (int i = 0; i < 3; ++i) x = lz::matmul(x, x) / 1024.0f;
-  }
+  if (rank() == 1) x = lz::matmul(lz::matmul(x, x) / 1024.0f, x) / 1024.0f;
   const auto start = std::chrono::steady_clock::now();
   try {
     (void)lz::dist::all_reduce(x).to_vector<float>();
