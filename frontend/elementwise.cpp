@@ -13,7 +13,7 @@ using frontend::record;
 using ir::Op;
 
 /// Records `op` over tensors already promoted to one dtype.
-Tensor record_elementwise(Op op, std::vector<ir::NodePtr> inputs, std::source_location loc) {
+Tensor record_elementwise(Op op, ir::NodeInputs inputs, std::source_location loc) {
   return record(make_node(op, std::move(inputs), loc));
 }
 
@@ -35,8 +35,7 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc)
   }
   // Built in place: an initializer list would copy each node pointer (atomic reference counts)
   // twice more, a measurable share of recording an op.
-  std::vector<ir::NodePtr> inputs;
-  inputs.reserve(2);
+  ir::NodeInputs inputs;
   inputs.push_back(frontend::cast_node(a_node, dtype, loc));
   inputs.push_back(frontend::cast_node(b_node, dtype, loc));
   return record_elementwise(op, std::move(inputs), loc);

@@ -36,7 +36,7 @@ Device device_of_inputs(const ir::Node& node) {
 
 }  // namespace
 
-ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_location loc) {
+ir::NodePtr make_node(ir::Op op, ir::NodeInputs inputs, std::source_location loc) {
   ir::NodePtr node = ir::new_node();
   node->op = op;
   node->inputs = std::move(inputs);

@@ -12,7 +12,7 @@
 namespace lz::frontend {
 
 /// A fresh, unrecorded node of `op` over `inputs`, attributed to the user's call at `loc`.
-ir::NodePtr make_node(ir::Op op, std::vector<ir::NodePtr> inputs, std::source_location loc);
+ir::NodePtr make_node(ir::Op op, ir::NodeInputs inputs, std::source_location loc);
 
 /// Rethrows `error`, the exception being handled, as an error about the user's call at `loc`: its
 /// message names the line ("[add] at train.cpp:12: shapes ...") and Error::location() returns it.

@@ -1,6 +1,8 @@
 #include "ir/node.h"
 
+#include <algorithm>
 #include <atomic>
+#include <iterator>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -164,7 +166,16 @@ Node::~Node() {
     for (NodePtr& input : inputs) deferred_releases->push_back(std::move(input));
     return;
   }
-  std::vector<NodePtr> parked = std::move(inputs);
+  // Inputs that others still hold are released without recursing, and without the list
+  // (which allocates). A count read as above one that another thread drops meanwhile makes
+  // that input's ~Node the outermost of its own, one level deeper: harmless.
+  const bool frees_an_input = std::any_of(inputs.begin(), inputs.end(), [](const NodePtr& input) {
+    return input != nullptr && input.use_count() == 1;
+  });
+  if (!frees_an_input) return;
+  std::vector<NodePtr> parked(std::make_move_iterator(inputs.begin()),
+                              std::make_move_iterator(inputs.end()));
+  inputs.clear();
   deferred_releases = &parked;
   while (!parked.empty()) {
     NodePtr last = std::move(parked.back());
@@ -184,8 +195,7 @@ void Node::become_data(std::shared_ptr<memory::Buffer> result) {
   steps.clear();
   params[0] = params[1] = ScalarParam{};
   seed = 0;
-  std::vector<NodePtr> released = std::move(inputs);
-  inputs.clear();
+  const NodeInputs released = std::move(inputs);
   // `released` goes out of scope here; if it holds the last reference to a long chain, the
   // chain's ~Node calls drain it iteratively.
 }

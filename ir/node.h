@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "ir/node_inputs.h"
 #include "ir/op.h"
 #include "lazuli/device.h"
 #include "lazuli/dtype.h"
@@ -30,9 +31,6 @@ struct ScalarParam {
   friend bool operator==(const ScalarParam&, const ScalarParam&) = default;
 };
 
-struct Node;
-using NodePtr = std::shared_ptr<Node>;
-
 /// A recorded op, its inputs, its inferred type and, once evaluated, its buffer.
 ///
 /// Nodes are reference-counted: a user's Tensor and the consumers of a node keep it alive. When
@@ -45,7 +43,7 @@ struct Node : std::enable_shared_from_this<Node> {
   Device device = Device::cpu();  // where it runs: its inputs' device, or the default for leaves
   bool keepdims = false;          // reductions: reduced axes stay as size 1
   Shape shape;
-  std::vector<NodePtr> inputs;
+  NodeInputs inputs;
   // Sum/Max/Min/Argmax/Argmin: reduced axes (ascending, non-negative). Transpose: the permutation.
   // Concatenate, Gather: {axis}.
   std::vector<int64_t> axes;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -386,7 +387,7 @@ struct PlanCache::Entry {
     }
 
     const auto optimized_index = optimized.graph.index();
-    const auto positions = [&](const std::vector<ir::NodePtr>& kernel_nodes) {
+    const auto positions = [&](std::span<const ir::NodePtr> kernel_nodes) {
       std::vector<int32_t> result;
       result.reserve(kernel_nodes.size());
       for (const ir::NodePtr& node : kernel_nodes) {

@@ -94,7 +94,7 @@ struct Rewrite {
 };
 
 /// Makes `node` compute `op` over `inputs`, in place, its type and location unchanged.
-void become(ir::Node& node, ir::Op op, std::vector<ir::NodePtr> inputs) {
+void become(ir::Node& node, ir::Op op, ir::NodeInputs inputs) {
   node.op = op;
   node.inputs = std::move(inputs);
   node.keepdims = false;

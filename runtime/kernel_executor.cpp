@@ -36,7 +36,7 @@ plan::FusionPlan one_kernel_per_node(const ir::Graph& graph) {
     plan::Kernel kernel;
     kernel.id = static_cast<int>(plan.kernels.size());
     kernel.nodes = {node};
-    kernel.inputs = node->inputs;
+    kernel.inputs.assign(node->inputs.begin(), node->inputs.end());
     kernel.outputs = {node};
     plan.kernels.push_back(std::move(kernel));
   }
