@@ -117,7 +117,8 @@ KeptResults results_to_keep(const ir::Graph& graph) {
   std::vector<bool> recomputable(graph.nodes.size(), false);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = *graph.nodes[i];
-    const bool held = graph.nodes[i].use_count() > internal[i];
+    // A reused number operand is held by recording, for the next op that reads the number.
+    const bool held = graph.nodes[i].use_count() > internal[i] && !node.reused_constant;
     if (node.is_evaluated()) {
       result.keep[i] = held;
       continue;

@@ -1,5 +1,6 @@
 #include "frontend/recording.h"
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -170,16 +171,74 @@ ir::ScalarParam scalar_operand_param(std::string_view op, const ScalarOperand& v
   return ir::ScalarParam::of_integer(value.integer);
 }
 
+namespace {
+
+/// The number operands this thread made last, reused by the ops that read the same number:
+/// a loop of `x = x + 1` makes one node for its 1 instead of one per op, which halves what an
+/// evaluation walks, copies and frees. The passes merge equal constants anyway (common
+/// subexpressions), so the optimized graph is the same. A reused node is immutable: it is never
+/// a result to keep (frontend/launch.cpp), so no evaluation turns it into data.
+class RecentScalars {
+ public:
+  /// The node for `value` of `dtype` on `device`: one made before, or a new one made at `loc`.
+  static ir::NodePtr get(DType dtype, Device device, ir::ScalarParam value,
+                         std::source_location loc) {
+    if (destroyed_) return make(dtype, device, value, loc);  // this thread is exiting
+    // The high bits of a product: the low bits of a double's pattern are mostly zero.
+    const uint64_t key = (std::bit_cast<uint64_t>(value.floating) ^
+                          static_cast<uint64_t>(value.integer) ^ static_cast<uint64_t>(dtype)) *
+                         0x9e3779b97f4a7c15ULL;
+    Entry& entry = instance().entries_[key >> 60];
+    const bool same =
+        entry.node != nullptr && entry.dtype == dtype && entry.device == device &&
+        std::bit_cast<uint64_t>(entry.value.floating) == std::bit_cast<uint64_t>(value.floating) &&
+        entry.value.integer == value.integer;
+    if (!same) entry = {dtype, device, value, make(dtype, device, value, loc)};
+    return entry.node;
+  }
+
+ private:
+  static constexpr size_t kEntries = 16;  // indexed by the top 4 bits of a key
+  struct Entry {
+    DType dtype = float32;
+    Device device = Device::cpu();
+    ir::ScalarParam value;
+    ir::NodePtr node;
+  };
+
+  ~RecentScalars() { destroyed_ = true; }
+
+  static RecentScalars& instance() {
+    thread_local RecentScalars scalars;
+    return scalars;
+  }
+
+  static ir::NodePtr make(DType dtype, Device device, ir::ScalarParam value,
+                          std::source_location loc) {
+    ir::NodePtr node = make_node(ir::Op::Full, {}, loc);
+    node->dtype = dtype;
+    node->device = device;
+    node->params[0] = value;
+    node->scalar_constant = true;
+    node->reused_constant = true;
+    return node;
+  }
+
+  Entry entries_[kEntries];
+  // Trivially destructible, so it can still be read after `scalars` is destroyed.
+  static thread_local bool destroyed_;
+};
+thread_local bool RecentScalars::destroyed_ = false;
+
+}  // namespace
+
 Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
               std::source_location loc) {
-  ir::NodePtr node = make_node(ir::Op::Full, {}, loc);
-  node->dtype = dtype;
-  node->params[0] = scalar_operand_param(op, value, dtype);
-  node->scalar_constant = true;
   // Not record(): a 0-d full has its type already, and as an operand, computed with the op that
   // reads it, it joins neither the pending list (whose lock is the one a recorded op takes) nor
-  // the node budget's count. Half of what `x + 1` records.
-  return Tensor(std::move(node));
+  // the node budget's count.
+  return Tensor(
+      RecentScalars::get(dtype, default_device(), scalar_operand_param(op, value, dtype), loc));
 }
 
 namespace {

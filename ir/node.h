@@ -62,6 +62,9 @@ struct Node : std::enable_shared_from_this<Node> {
   /// runs on whatever device reads it. Set when it is made and never changed, so recording may
   /// read it while another thread turns the node into data.
   bool scalar_constant = false;
+  /// A scalar constant that recording gives every op reading the same number: shared by many
+  /// consumers and by the recording thread, so never a result to keep, and never changed.
+  bool reused_constant = false;
   /// Set by become_data: this data leaf was a recorded op's result, computed (not user data), so
   /// how it was computed is gone. vjp refuses to differentiate such an output.
   bool was_computed = false;

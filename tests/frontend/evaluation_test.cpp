@@ -195,6 +195,31 @@ TEST_F(EvaluationTest, WaitallComputesEveryHeldResult) {
   EXPECT_TRUE(result.is_ready());
 }
 
+// Ops that read the same number share one constant node: `x = x + 1` in a loop makes one.
+// Recording keeps it for the next such op, which no evaluation may take for a held result.
+TEST_F(EvaluationTest, OpsReadingTheSameNumberShareOneConstantThatIsNeverWrittenOut) {
+  const lz::Tensor x = lz::from_vector<float>({1, 2}, {2});
+  const lz::Tensor a = x + 1;
+  const lz::Tensor b = a * 1.0;  // the same number, 1.0f in float32
+  const lz::Tensor c = a + 2;
+  const lz::Tensor d = lz::from_vector<double>({1, 2}, {2}) + 1;  // 1 in float64: another
+  const lz::ir::Node* one = a.node()->inputs[1].get();
+  EXPECT_EQ(b.node()->inputs[1].get(), one);
+  EXPECT_NE(c.node()->inputs[1].get(), one);
+  EXPECT_NE(d.node()->inputs[1].get(), one);
+  EXPECT_EQ(c.node()->inputs[1]->params[0].floating, 2.0);
+  lz::waitall();  // computes every held result: a, b, c, d, and not the constants
+  EXPECT_EQ(a.to_vector<float>(), std::vector<float>({2, 3}));
+  EXPECT_EQ(b.to_vector<float>(), std::vector<float>({2, 3}));
+  EXPECT_EQ(c.to_vector<float>(), std::vector<float>({4, 5}));
+  EXPECT_EQ(d.to_vector<double>(), std::vector<double>({2, 3}));
+  const lz::Tensor e = x + 1;
+  EXPECT_EQ(e.node()->inputs[1].get(), one) << "still the recorded constant, not data";
+  EXPECT_EQ(e.node()->inputs[1]->op, lz::ir::Op::Full);
+  EXPECT_FALSE(e.node()->inputs[1]->is_evaluated());
+  EXPECT_EQ(e.to_vector<float>(), std::vector<float>({2, 3}));
+}
+
 TEST_F(EvaluationTest, DroppedTensorsLeaveThePendingList) {
   const int64_t before = pending_count();
   { const lz::Tensor unused = lz::ones({8}) + 1; }
