@@ -257,6 +257,7 @@ struct Launch {
   bool claimed = false;  // run by the launching thread instead of its stream's worker
 
   passes::PassContext context{ir::Graph{}};
+  passes::PlanCache::Origin origin;  // where `context` came from, to give it back once run
   runtime::ExecutionOptions options;
   std::vector<std::shared_ptr<memory::Buffer>> promises;  // one per context.graph.outputs
   std::shared_ptr<memory::Event> done = std::make_shared<memory::Event>();
@@ -349,6 +350,11 @@ InFlight& in_flight() {
   return *launches;
 }
 
+passes::PlanCache& plan_cache() {
+  static auto* cache = new passes::PlanCache();  // never destroyed: launches run at exit
+  return *cache;
+}
+
 /// Computes a launch's outputs; a failure of the executor's own bookkeeping fails them all.
 std::vector<runtime::Outcome> compute(Launch& launch) {
   support::trace::Span span("run", "evaluation");
@@ -414,8 +420,10 @@ void run_launch(Launch& launch) noexcept {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - launch.started)
             .count();
   }
-  // The graph and the buffers only it holds go before readers wake up.
+  // The graph and the buffers only it holds go before readers wake up; a plan cache hit's
+  // graph goes back to the cache, for the next hit of its structure.
   const std::shared_ptr<memory::Event> done = launch.done;
+  plan_cache().give_back(std::move(launch.origin), std::move(launch.context));
   launch.context = passes::PassContext(ir::Graph{});
   launch.promises.clear();
   done->set();
@@ -423,11 +431,6 @@ void run_launch(Launch& launch) noexcept {
 
 runtime::Stream& stream_of(const Launch& launch) {
   return runtime::device_stream(launch.device, launch.stream);
-}
-
-passes::PlanCache& plan_cache() {
-  static auto* cache = new passes::PlanCache();  // never destroyed: launches run at exit
-  return *cache;
 }
 
 /// The pass pipeline for one launch: the disabled passes, and, when dumping (LZ_DUMP), the
@@ -601,6 +604,7 @@ void prepare_launch(Launch& launch) {
   support::trace::Span span("prepare", "evaluation");
   span.arg("number", static_cast<int64_t>(launch.record.number));
   try {
+    launch.origin = passes::PlanCache::origin_of(*launch.lookup);
     launch.context = plan_cache().complete(
         std::move(*launch.lookup),
         [&launch](passes::PassContext& context) { launch.manager->run(context); });

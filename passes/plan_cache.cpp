@@ -306,21 +306,18 @@ struct PlanCache::Entry {
   bool fused = false;
   std::vector<KernelNodes> kernels;
   std::vector<Binding> bindings;
+  /// How many references a copy's own structure holds to each of its nodes: its node list,
+  /// consumers, outputs and kernels. A copy given back whose nodes have more is held elsewhere.
+  std::vector<int32_t> references;
 
-  /// A copy of the result holding `recorded`'s buffers, values and lines. The fusion plan has
-  /// its kernels; fusion's reasons for the boundaries are for dumps, which bypass the cache.
-  PassContext instantiate(const ir::Graph& recorded) const {
-    ir::Graph copy;
-    copy.nodes.reserve(nodes.size());
-    for (size_t j = 0; j < nodes.size(); ++j) {
-      ir::NodePtr node = ir::copy_without_inputs(*nodes[j]);
-      node->inputs.reserve(inputs[j].size());
-      for (int32_t position : inputs[j]) node->inputs.push_back(copy.nodes[position]);
-      copy.nodes.push_back(std::move(node));
-    }
-    copy.outputs.reserve(outputs.size());
-    for (int32_t position : outputs) copy.outputs.push_back(copy.nodes[position]);
-    PassContext context(std::move(copy), options);
+  /// Guarded by the cache's mutex: a copy given back after it ran, for the next hit to rebind,
+  /// and whether the cache has dropped this entry (a copy given back then is freed).
+  mutable std::optional<PassContext> spare;
+  mutable bool dropped = false;
+
+  /// `context` (a copy of the result: a spare, or copy_of_result()) holding `recorded`'s
+  /// buffers, values and lines.
+  void bind(PassContext& context, const ir::Graph& recorded) const {
     const std::vector<ir::NodePtr>& copied = context.graph.nodes;
     for (const Binding& binding : bindings) {
       ir::Node& node = *copied[binding.result];
@@ -333,6 +330,36 @@ struct PlanCache::Entry {
       node.seed = original.seed;
       node.starts = original.starts;
     }
+  }
+
+  /// Drops what bind gave a copy that has run, so that a spare holds no buffer; false when
+  /// something outside the copy still holds one of its nodes (a queued collective), which a
+  /// later bind must not change.
+  bool unbind(PassContext& context) const {
+    const std::vector<ir::NodePtr>& copied = context.graph.nodes;
+    if (copied.size() != references.size()) return false;
+    for (size_t i = 0; i < copied.size(); ++i) {
+      if (copied[i].use_count() != references[i]) return false;
+    }
+    for (const Binding& binding : bindings) copied[binding.result]->buffer.reset();
+    return true;
+  }
+
+  /// A copy of the result, unbound. The fusion plan has its kernels; fusion's reasons for the
+  /// boundaries are for dumps, which bypass the cache.
+  PassContext copy_of_result() const {
+    ir::Graph copy;
+    copy.nodes.reserve(nodes.size());
+    for (size_t j = 0; j < nodes.size(); ++j) {
+      ir::NodePtr node = ir::copy_without_inputs(*nodes[j]);
+      node->inputs.reserve(inputs[j].size());
+      for (int32_t position : inputs[j]) node->inputs.push_back(copy.nodes[position]);
+      copy.nodes.push_back(std::move(node));
+    }
+    copy.outputs.reserve(outputs.size());
+    for (int32_t position : outputs) copy.outputs.push_back(copy.nodes[position]);
+    PassContext context(std::move(copy), options);
+    const std::vector<ir::NodePtr>& copied = context.graph.nodes;
     if (!fused) return context;
     const auto pointers = [&](const std::vector<int32_t>& positions) {
       std::vector<ir::NodePtr> result;
@@ -353,7 +380,7 @@ struct PlanCache::Entry {
   /// What to remember of `optimized`, the result of the passes over `clones`, the recorded
   /// graph's nodes as they were before the passes (`recorded`: their values then, in the same
   /// order); null when the result cannot be rebound.
-  static std::unique_ptr<Entry> of(const std::vector<RecordedValues>& recorded,
+  static std::shared_ptr<Entry> of(const std::vector<RecordedValues>& recorded,
                                    const std::vector<ir::NodePtr>& clones,
                                    const std::vector<int32_t>& folded_positions,
                                    const PassContext& optimized) {
@@ -363,7 +390,7 @@ struct PlanCache::Entry {
     for (size_t i = 0; i < clones.size(); ++i) {
       recorded_position.emplace(clones[i].get(), static_cast<int32_t>(i));
     }
-    auto entry = std::make_unique<Entry>();
+    auto entry = std::make_shared<Entry>();
     const std::vector<ir::NodePtr>& nodes = optimized.graph.nodes;
     for (size_t j = 0; j < nodes.size(); ++j) {
       const ir::Node& node = *nodes[j];
@@ -409,6 +436,17 @@ struct PlanCache::Entry {
       entry->inputs.push_back(positions(node->inputs));
     }
     entry->outputs = positions(optimized.graph.outputs);
+    entry->references.assign(entry->nodes.size(), 1);
+    const auto count = [&](const std::vector<int32_t>& positions) {
+      for (int32_t position : positions) ++entry->references[position];
+    };
+    for (const std::vector<int32_t>& node_inputs : entry->inputs) count(node_inputs);
+    count(entry->outputs);
+    for (const KernelNodes& kernel : entry->kernels) {
+      count(kernel.nodes);
+      count(kernel.inputs);
+      count(kernel.outputs);
+    }
     return entry;
   }
 };
@@ -438,9 +476,19 @@ PlanCache::Lookup PlanCache::look_up(const ir::Graph& graph, const std::string& 
       if (entry.folded && entry.folded_from != params_at(graph.nodes, entry.folded_positions)) {
         continue;
       }
-      lookup.hit_ = entry.instantiate(graph);
-      return lookup;
+      lookup.entry_ = it->second;
+      if (entry.spare) {
+        lookup.hit_ = std::move(*entry.spare);
+        entry.spare.reset();
+        spare_nodes_ -= entry.nodes.size();
+      }
+      break;
     }
+  }
+  if (lookup.entry_) {
+    if (!lookup.hit_) lookup.hit_ = lookup.entry_->copy_of_result();
+    lookup.entry_->bind(*lookup.hit_, graph);
+    return lookup;
   }
   lookup.copy_ = ir::clone_graph(graph);
   return lookup;
@@ -472,12 +520,13 @@ PassContext PlanCache::complete(Lookup lookup, const Pipeline& run) {
     for (const ir::NodePtr& input : clone->inputs) inputs.push_back(input.get());
   }
   run(context);
-  std::unique_ptr<Entry> entry = Entry::of(
+  std::shared_ptr<Entry> entry = Entry::of(
       recorded, clones, folding_sources(clones, recorded, recorded_inputs, context), context);
   if (!entry) return context;
   entry->signature = std::move(lookup.signature_);
   entry->pipeline = std::move(lookup.pipeline_);
   if (entry->nodes.size() > node_capacity_) return context;
+  std::vector<std::shared_ptr<Entry>> dropped;  // freed after the lock, with their spares
   std::lock_guard lock(mutex_);
   const Entry* remembered = entry.get();
   nodes_ += entry->nodes.size();
@@ -490,12 +539,30 @@ PassContext PlanCache::complete(Lookup lookup, const Pipeline& run) {
     for (auto it = first; it != last; ++it) {
       if (it->second.get() == oldest) {
         nodes_ -= oldest->nodes.size();
+        drop(*it->second);
+        dropped.push_back(std::move(it->second));
         entries_.erase(it);
         break;
       }
     }
   }
   return context;
+}
+
+void PlanCache::drop(const Entry& entry) {
+  entry.dropped = true;
+  if (entry.spare) spare_nodes_ -= entry.nodes.size();
+}
+
+void PlanCache::give_back(Origin origin, PassContext context) {
+  const std::shared_ptr<const Entry>& entry = origin.entry_;
+  if (!entry || !entry->unbind(context)) return;
+  std::lock_guard lock(mutex_);
+  if (entry->dropped || entry->spare || spare_nodes_ + entry->nodes.size() > node_capacity_ / 2) {
+    return;  // the caller frees `context`, after the lock is released
+  }
+  spare_nodes_ += entry->nodes.size();
+  entry->spare = std::move(context);
 }
 
 PreparedContext PlanCache::prepare(const ir::Graph& graph, const std::string& pipeline,
@@ -517,6 +584,7 @@ size_t PlanCache::nodes() const {
 
 void PlanCache::clear() {
   std::lock_guard lock(mutex_);
+  for (const auto& [hash, entry] : entries_) drop(*entry);
   entries_.clear();
   age_.clear();
   nodes_ = 0;

@@ -40,6 +40,8 @@ struct PreparedContext {
 /// remembered with those and hits only when they recur; other constants, such as an optimizer's
 /// step size, which changes at every step, stay free.
 class PlanCache {
+  struct Entry;
+
  public:
   /// Runs a pipeline over a context (a configured PassManager's run).
   using Pipeline = std::function<void(PassContext&)>;
@@ -64,6 +66,7 @@ class PlanCache {
 
    private:
     friend class PlanCache;
+    std::shared_ptr<const Entry> entry_;  // on a hit: where give_back returns the context
     std::vector<int64_t> signature_;
     uint64_t hash_ = 0;
     std::string pipeline_;
@@ -89,6 +92,26 @@ class PlanCache {
   /// a schedule or a memory plan are not remembered.
   PassContext complete(Lookup lookup, const Pipeline& run);
 
+  /// A hit's context once it has run, or nothing: what give_back needs to know where it goes.
+  class Origin {
+   public:
+    Origin() = default;
+
+   private:
+    friend class PlanCache;
+    std::shared_ptr<const Entry> entry_;
+  };
+  static Origin origin_of(const Lookup& lookup) {
+    Origin origin;
+    origin.entry_ = lookup.entry_;
+    return origin;
+  }
+
+  /// Takes back a hit's context that has run and that nothing else holds a node of, to be
+  /// rebound by the next hit of its structure instead of copying the result again: a loop pays
+  /// for no node of a remembered graph. Anything else is freed.
+  void give_back(Origin origin, PassContext context);
+
   /// look_up and complete in one call.
   PreparedContext prepare(const ir::Graph& graph, const std::string& pipeline,
                           const PassOptions& options, const Pipeline& run);
@@ -100,14 +123,18 @@ class PlanCache {
   void clear();
 
  private:
-  struct Entry;
   using Signature = std::vector<int64_t>;
+
+  /// Marks `entry` dropped from the cache and stops counting its spare; under mutex_.
+  void drop(const Entry& entry);
 
   size_t capacity_;
   size_t node_capacity_;
   mutable std::mutex mutex_;
   size_t nodes_ = 0;  // in the remembered results
-  std::unordered_multimap<uint64_t, std::unique_ptr<Entry>> entries_;
+  std::unordered_multimap<uint64_t, std::shared_ptr<Entry>> entries_;
+  /// Nodes in contexts given back, kept for reuse: at most node_capacity_ / 2.
+  mutable size_t spare_nodes_ = 0;                     // under mutex_; a hit (const) takes a spare
   std::deque<std::pair<uint64_t, const Entry*>> age_;  // oldest first
 };
 

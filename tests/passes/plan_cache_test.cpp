@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "ir/graph.h"
@@ -35,11 +36,16 @@ class PlanCacheTest : public ::testing::Test {
   /// Prepares `graph` through the cache, runs it and checks every output against the
   /// interpreter; returns whether it was a hit.
   bool run(const ir::Graph& graph, const PassOptions& options = {}) {
-    PreparedContext prepared = cache_.prepare(graph, kPipeline, options, [](PassContext& context) {
-      PassManager(kDefaultPipeline).run(context);
-    });
-    const std::vector<std::shared_ptr<memory::Buffer>> optimized =
-        runtime::execute(prepared.context);
+    PreparedContext prepared = cache_.prepare(graph, kPipeline, options, run_passes);
+    expect_interpreters_results(graph, prepared.context);
+    return prepared.hit;
+  }
+
+  static void run_passes(PassContext& context) { PassManager(kDefaultPipeline).run(context); }
+
+  /// Runs `context`, prepared for `graph`, and checks every output against the interpreter.
+  static void expect_interpreters_results(const ir::Graph& graph, const PassContext& context) {
+    const std::vector<std::shared_ptr<memory::Buffer>> optimized = runtime::execute(context);
     std::vector<bool> keep(graph.nodes.size(), false);
     const auto position = graph.index();
     for (const ir::NodePtr& output : graph.outputs) keep[position.at(output.get())] = true;
@@ -52,7 +58,6 @@ class PlanCacheTest : public ::testing::Test {
                 "")
           << "output " << i;
     }
-    return prepared.hit;
   }
 
   PlanCache cache_;
@@ -249,6 +254,44 @@ TEST_F(PlanCacheTest, TheCacheHoldsNoBuffer) {
   EXPECT_FALSE(run(graph));
   graph = ir::Graph{};
   EXPECT_TRUE(data.expired());
+}
+
+// A loop's hits copy the remembered result once: the copy given back after it ran is rebound
+// to the next recording, holding no buffer meanwhile.
+TEST_F(PlanCacheTest, AHitsGraphGivenBackIsReboundByTheNextHit) {
+  EXPECT_FALSE(run(recorded(kAffine, 1)));
+  const auto hit = [&](const ir::Graph& graph) {
+    PlanCache::Lookup lookup = cache_.look_up(graph, kPipeline, {});
+    EXPECT_TRUE(lookup.hit());
+    PlanCache::Origin origin = PlanCache::origin_of(lookup);
+    PassContext context = cache_.complete(std::move(lookup), run_passes);
+    expect_interpreters_results(graph, context);
+    return std::pair(std::move(origin), std::move(context));
+  };
+
+  const ir::Graph second = recorded(kAffine, 2);
+  auto [origin, context] = hit(second);
+  const ir::Node* copied = context.graph.nodes.back().get();
+  EXPECT_EQ(second.nodes[0]->buffer.use_count(), 2) << "the recording's and the copy's";
+  cache_.give_back(std::move(origin), std::move(context));
+  EXPECT_EQ(second.nodes[0]->buffer.use_count(), 1) << "a copy given back holds no buffer";
+
+  std::string other(kAffine);
+  other.replace(other.find("value=3"), 7, "value=7");
+  const ir::Graph third = recorded(other, 3);
+  auto [third_origin, third_context] = hit(third);
+  EXPECT_EQ(third_context.graph.nodes.back().get(), copied) << "the copy given back, rebound";
+
+  // A copy whose node something else still holds (a queued collective) is not reused.
+  const ir::NodePtr held = third_context.graph.nodes.back();
+  cache_.give_back(std::move(third_origin), std::move(third_context));
+  auto [fourth_origin, fourth_context] = hit(recorded(kAffine, 4));
+  EXPECT_NE(fourth_context.graph.nodes.back().get(), held.get());
+
+  // Nor is one whose structure the cache has forgotten meanwhile.
+  cache_.clear();
+  cache_.give_back(std::move(fourth_origin), std::move(fourth_context));
+  EXPECT_FALSE(run(recorded(kAffine, 5)));
 }
 
 TEST_F(PlanCacheTest, TheNodesRememberedAreBounded) {
