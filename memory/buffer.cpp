@@ -13,6 +13,7 @@
 #include <exception>
 #include <mutex>
 #include <new>
+#include <unordered_map>
 #include <vector>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -69,25 +70,28 @@ int64_t default_cache_limit() {
   return std::min(kMaxDefaultCacheBytes, static_cast<int64_t>(pages) * page_bytes / 4);
 }
 
-/// Freed large blocks by size, oldest first; a block is reused by the next allocation of exactly
-/// its size, and the oldest go back to the system when a new one would exceed the limit.
+/// Freed blocks for reuse by the next allocation of exactly their size, under one limit.
+///
+/// Large blocks (1 MiB or more) are kept oldest first, and the oldest go back to the system when
+/// a new one would exceed the limit. Smaller ones are kept by size, at most kMaxSmallBytes of
+/// them: a training step frees and allocates the same few sizes at every step, and handing them
+/// to malloc made it give the heap's top back to the system and fault it in again at the next
+/// step, a tenth of the time of a small step.
 class BlockCache {
  public:
+  static constexpr size_t kMaxSmallBytes = size_t{64} << 20;
+
   BlockCache() : limit_(default_cache_limit()) {}
 
   /// A cached block of exactly `bytes`, or nullptr.
   void* take(size_t bytes) {
     std::lock_guard lock(mutex_);
-    // The most recently freed first: its pages are the likeliest to still be in the caches.
-    for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-      if (it->bytes != bytes) continue;
-      void* data = it->data;
-      blocks_.erase(std::next(it).base());
-      cached_bytes_ -= bytes;
+    void* data = is_large(bytes) ? take_large_locked(bytes) : take_small_locked(bytes);
+    if (data != nullptr) {
+      cached_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
       unpoison(data, bytes);
-      return data;
     }
-    return nullptr;
+    return data;
   }
 
   /// Keeps `data` for reuse, or frees it when it does not fit under the limit.
@@ -97,16 +101,24 @@ class BlockCache {
       std::free(data);
       return;
     }
-    trim_locked(limit_ - static_cast<int64_t>(bytes));
+    if (is_large(bytes)) {
+      trim_locked(limit_ - static_cast<int64_t>(bytes));
+      large_.push_back({data, bytes});
+    } else {
+      if (small_bytes_ + bytes > kMaxSmallBytes ||
+          static_cast<int64_t>(cached_bytes() + bytes) > limit_) {
+        std::free(data);
+        return;
+      }
+      small_[bytes].push_back(data);
+      small_bytes_ += bytes;
+    }
     poison(data, bytes);
-    blocks_.push_back({data, bytes});
-    cached_bytes_ += bytes;
+    cached_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   }
 
-  int64_t cached_bytes() {
-    std::lock_guard lock(mutex_);
-    return static_cast<int64_t>(cached_bytes_);
-  }
+  /// Without the lock: read at every allocation.
+  size_t cached_bytes() const { return cached_bytes_.load(std::memory_order_relaxed); }
 
   int64_t limit() {
     std::lock_guard lock(mutex_);
@@ -130,21 +142,52 @@ class BlockCache {
     size_t bytes;
   };
 
-  /// Frees the oldest blocks until at most `bytes` are cached.
-  void trim_locked(int64_t bytes) {
-    size_t freed = 0;
-    while (freed < blocks_.size() && static_cast<int64_t>(cached_bytes_) > bytes) {
-      unpoison(blocks_[freed].data, blocks_[freed].bytes);
-      std::free(blocks_[freed].data);
-      cached_bytes_ -= blocks_[freed].bytes;
-      ++freed;
+  void* take_large_locked(size_t bytes) {
+    // The most recently freed first: its pages are the likeliest to still be in the caches.
+    for (auto it = large_.rbegin(); it != large_.rend(); ++it) {
+      if (it->bytes != bytes) continue;
+      void* data = it->data;
+      large_.erase(std::next(it).base());
+      return data;
     }
-    blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(freed));
+    return nullptr;
+  }
+
+  void* take_small_locked(size_t bytes) {
+    const auto found = small_.find(bytes);
+    if (found == small_.end()) return nullptr;
+    void* data = found->second.back();
+    found->second.pop_back();
+    if (found->second.empty()) small_.erase(found);
+    small_bytes_ -= bytes;
+    return data;
+  }
+
+  /// Frees the oldest large blocks, then small ones, until at most `bytes` are cached.
+  void trim_locked(int64_t bytes) {
+    const auto over = [&] { return static_cast<int64_t>(cached_bytes()) > bytes; };
+    size_t freed = 0;
+    for (; freed < large_.size() && over(); ++freed) free_locked(large_[freed]);
+    large_.erase(large_.begin(), large_.begin() + static_cast<std::ptrdiff_t>(freed));
+    while (!small_.empty() && over()) {
+      const auto sized = small_.begin();
+      for (void* data : sized->second) free_locked({data, sized->first});
+      small_bytes_ -= sized->first * sized->second.size();
+      small_.erase(sized);
+    }
+  }
+
+  void free_locked(Block block) {
+    unpoison(block.data, block.bytes);
+    std::free(block.data);
+    cached_bytes_.fetch_sub(block.bytes, std::memory_order_relaxed);
   }
 
   std::mutex mutex_;
-  std::vector<Block> blocks_;  // at most limit / 2 MiB of them: a linear search is cheap
-  size_t cached_bytes_ = 0;
+  std::vector<Block> large_;  // at most limit / 2 MiB of them: a linear search is cheap
+  std::unordered_map<size_t, std::vector<void*>> small_;  // by size, most recently freed last
+  size_t small_bytes_ = 0;
+  std::atomic<size_t> cached_bytes_{0};  // large and small; changed under mutex_
   int64_t limit_;
 };
 
@@ -169,6 +212,11 @@ void* allocate_large_block(size_t bytes) {
   return data;
 }
 
+void* allocate_small_block(size_t bytes) {
+  if (void* reused = block_cache().take(bytes)) return reused;
+  return std::aligned_alloc(kAlignment, bytes);
+}
+
 int64_t default_memory_limit() {
   if (const auto bytes = support::integer_from_environment("LZ_MEMORY_LIMIT", 1)) return *bytes;
   const long pages = ::sysconf(_SC_PHYS_PAGES);
@@ -191,7 +239,9 @@ void reserve_live_bytes(size_t bytes) {
   }
   // Free blocks kept for reuse count against the system's memory, not the limit; give them back
   // before buffers alive and cached together could exceed it.
-  if (live_buffer_bytes.load(std::memory_order_relaxed) + block_cache().cached_bytes() > limit) {
+  if (live_buffer_bytes.load(std::memory_order_relaxed) +
+          static_cast<int64_t>(block_cache().cached_bytes()) >
+      limit) {
     block_cache().release_all();
   }
 }
@@ -222,8 +272,7 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
   }
   reserve_live_bytes(bytes);
   const size_t allocated = block_bytes(bytes);
-  void* data =
-      is_large(bytes) ? allocate_large_block(allocated) : std::aligned_alloc(kAlignment, allocated);
+  void* data = is_large(bytes) ? allocate_large_block(allocated) : allocate_small_block(allocated);
   if (data == nullptr) {
     live_buffer_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
     throw std::bad_alloc();
@@ -309,18 +358,14 @@ Buffer::~Buffer() {
   live_buffer_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   const size_t allocated = block_bytes(bytes);
   unpoison(data_, allocated);
-  if (is_large(bytes)) {
-    block_cache().keep(data_, allocated);
-  } else {
-    std::free(data_);
-  }
+  block_cache().keep(data_, allocated);
 }
 
 int64_t Buffer::cache_limit_bytes() { return block_cache().limit(); }
 
 void Buffer::set_cache_limit_bytes(int64_t bytes) { block_cache().set_limit(bytes); }
 
-int64_t Buffer::cached_bytes() { return block_cache().cached_bytes(); }
+int64_t Buffer::cached_bytes() { return static_cast<int64_t>(block_cache().cached_bytes()); }
 
 void Buffer::release_cached_memory() { block_cache().release_all(); }
 

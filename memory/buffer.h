@@ -21,10 +21,11 @@ class Buffer {
   /// or more is 2 MiB aligned and may be the memory of a buffer destroyed earlier (see below).
   static std::shared_ptr<Buffer> allocate(DType dtype, int64_t size);
 
-  // Large buffers are recycled: the first touch of fresh memory costs a page fault per 4 KiB
-  // (tens of milliseconds for 64 MB), and a program that evaluates in a loop allocates the same
-  // sizes again and again. A destroyed buffer of 1 MiB or more keeps its memory in a cache, by
-  // size rounded up to 2 MiB, for the next allocation of that size.
+  // Buffers are recycled: the first touch of fresh memory costs a page fault per 4 KiB (tens of
+  // milliseconds for 64 MB), and a program that evaluates in a loop allocates the same sizes
+  // again and again. A destroyed buffer keeps its memory in a cache, by size (rounded up to 2 MiB
+  // from 1 MiB on), for the next allocation of that size; blocks under 1 MiB take at most 64 MiB
+  // of the cache.
 
   /// Bytes the cache may keep: LZ_BUFFER_CACHE_BYTES (0 turns it off), else min(1 GiB, RAM / 4).
   static int64_t cache_limit_bytes();

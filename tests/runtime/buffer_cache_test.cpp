@@ -80,12 +80,38 @@ TEST_F(BufferCacheTest, LiveBuffersNeverShareMemory) {
   for (size_t i = 1; i < ranges.size(); ++i) EXPECT_LE(ranges[i - 1].second, ranges[i].first);
 }
 
-TEST_F(BufferCacheTest, SmallBuffersAre64ByteAlignedAndNotCached) {
+TEST_F(BufferCacheTest, SmallBuffersAre64ByteAligned) {
+  std::vector<std::shared_ptr<memory::Buffer>> live;  // none reuses another's block
   for (int64_t size : {0, 1, 3, 17, 1000, 100000, 262143}) {
-    const auto buffer = memory::Buffer::allocate(DType::Float32, size);
+    const auto& buffer = live.emplace_back(memory::Buffer::allocate(DType::Float32, size));
     EXPECT_EQ(address(buffer) % 64, 0u) << size << " elements";
     std::memset(buffer->data(), 0xab, static_cast<size_t>(buffer->bytes()));
   }
+}
+
+TEST_F(BufferCacheTest, FreedSmallBufferIsReusedForTheSameRoundedSize) {
+  constexpr int64_t kKiB = 1024;
+  void* first = floats_of_bytes(32 * kKiB)->data();
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 32 * kKiB);
+  const auto larger = floats_of_bytes(32 * kKiB + 64);  // another multiple of 64 bytes
+  EXPECT_NE(larger->data(), first);
+  const auto second = floats_of_bytes(32 * kKiB - 4);  // the same, rounded up to 64 bytes
+  EXPECT_EQ(second->data(), first);
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
+}
+
+TEST_F(BufferCacheTest, SmallBlocksTakeAtMost64MebibytesAndFollowTheLimit) {
+  constexpr int64_t kBlock = kMiB - 64;  // the largest small block
+  std::vector<std::shared_ptr<memory::Buffer>> buffers;
+  for (int i = 0; i < 80; ++i) buffers.push_back(floats_of_bytes(kBlock));
+  buffers.clear();
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 64 * kBlock) << "as many as fit in 64 MiB";
+  memory::Buffer::set_cache_limit_bytes(10 * kMiB);
+  EXPECT_LE(memory::Buffer::cached_bytes(), 10 * kMiB);
+  memory::Buffer::release_cached_memory();
+  EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
+  memory::Buffer::set_cache_limit_bytes(0);
+  floats_of_bytes(4096).reset();
   EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
 }
 
