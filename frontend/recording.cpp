@@ -184,11 +184,14 @@ class RecentScalars {
   static ir::NodePtr get(DType dtype, Device device, ir::ScalarParam value,
                          std::source_location loc) {
     if (destroyed_) return make(dtype, device, value, loc);  // this thread is exiting
-    // The high bits of a product: the low bits of a double's pattern are mostly zero.
-    const uint64_t key = (std::bit_cast<uint64_t>(value.floating) ^
-                          static_cast<uint64_t>(value.integer) ^ static_cast<uint64_t>(dtype)) *
-                         0x9e3779b97f4a7c15ULL;
-    Entry& entry = instance().entries_[key >> 60];
+    // A 64-bit mix (splitmix64's finalizer): the low bits of a double's pattern are mostly
+    // zero, and small integers differ only in theirs.
+    uint64_t key = std::bit_cast<uint64_t>(value.floating) ^
+                   static_cast<uint64_t>(value.integer) * 0xbf58476d1ce4e5b9ULL ^
+                   static_cast<uint64_t>(dtype) << 56;
+    key = (key ^ key >> 30) * 0xbf58476d1ce4e5b9ULL;
+    key = (key ^ key >> 27) * 0x94d049bb133111ebULL;
+    Entry& entry = instance().entries_[(key ^ key >> 31) % kEntries];
     const bool same =
         entry.node != nullptr && entry.dtype == dtype && entry.device == device &&
         std::bit_cast<uint64_t>(entry.value.floating) == std::bit_cast<uint64_t>(value.floating) &&
@@ -198,7 +201,7 @@ class RecentScalars {
   }
 
  private:
-  static constexpr size_t kEntries = 16;  // indexed by the top 4 bits of a key
+  static constexpr size_t kEntries = 16;
   struct Entry {
     DType dtype = float32;
     Device device = Device::cpu();

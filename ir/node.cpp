@@ -1,8 +1,6 @@
 #include "ir/node.h"
 
-#include <algorithm>
 #include <atomic>
-#include <iterator>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -166,16 +164,20 @@ Node::~Node() {
     for (NodePtr& input : inputs) deferred_releases->push_back(std::move(input));
     return;
   }
-  // Inputs that others still hold are released without recursing, and without the list
-  // (which allocates). A count read as above one that another thread drops meanwhile makes
-  // that input's ~Node the outermost of its own, one level deeper: harmless.
-  const bool frees_an_input = std::any_of(inputs.begin(), inputs.end(), [](const NodePtr& input) {
-    return input != nullptr && input.use_count() == 1;
-  });
-  if (!frees_an_input) return;
-  std::vector<NodePtr> parked(std::make_move_iterator(inputs.begin()),
-                              std::make_move_iterator(inputs.end()));
-  inputs.clear();
+  // Inputs that others still hold are released at once, in order, without the list (which
+  // allocates); from the first this node frees on, the rest are parked and released one at a
+  // time. In order, so that the second copy of an input read twice (y + y) sees a count of one
+  // and is parked. A count read as above one that another thread drops meanwhile makes that
+  // input's ~Node the outermost of its own, one level deeper: harmless.
+  std::vector<NodePtr> parked;
+  for (NodePtr& input : inputs) {
+    if (parked.empty() && input.use_count() > 1) {
+      input.reset();
+    } else if (input != nullptr) {
+      parked.push_back(std::move(input));
+    }
+  }
+  if (parked.empty()) return;
   deferred_releases = &parked;
   while (!parked.empty()) {
     NodePtr last = std::move(parked.back());

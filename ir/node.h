@@ -78,7 +78,7 @@ struct Node : std::enable_shared_from_this<Node> {
   Node* pending_next = nullptr;
 
   // User-provided, so that allocate_shared's value-initialization runs the member initializers
-  // only: with `= default` it first zero-fills all 240 bytes, the costliest step of new_node.
+  // only: with `= default` it first zero-fills the whole node, the costliest step of new_node.
   Node() {}  // NOLINT(modernize-use-equals-default)
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;

@@ -46,10 +46,13 @@ class NodeInputs {
   }
   NodeInputs& operator=(NodeInputs&& other) noexcept {
     if (this != &other) {
+      // Taken before this list lets go of its inputs, which may own `other`
+      // (node->inputs = std::move(node->inputs[0]->inputs)).
+      NodeInputs taken(std::move(other));
       clear();
       heap_.reset();
       capacity_ = kInline;
-      take(other);
+      take(taken);
     }
     return *this;
   }

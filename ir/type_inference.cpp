@@ -311,9 +311,10 @@ TensorType infer_collective(const Node& node) {
 TensorType infer_matmul(const Node& node) {
   const Node& a = *node.inputs[0];
   const Node& b = *node.inputs[1];
-  const std::string shapes = shape_string(a.shape) + " and " + shape_string(b.shape);
+  // Only for messages: made when one is, as recording a matmul must not format strings.
+  const auto shapes = [&] { return shape_string(a.shape) + " and " + shape_string(b.shape); };
   if (a.ndim() < 2 || b.ndim() < 2)
-    fail("matmul", "the IR needs operands of rank >= 2, got " + shapes);
+    fail("matmul", "the IR needs operands of rank >= 2, got " + shapes());
   if (a.dtype != b.dtype) {
     fail_dtype("matmul", std::string("operand dtypes ") + dtype_name(a.dtype) + " and " +
                              dtype_name(b.dtype) + " differ; the IR needs one dtype");
@@ -322,7 +323,7 @@ TensorType infer_matmul(const Node& node) {
   const int64_t k_a = a.shape[a.ndim() - 1];
   const int64_t k_b = b.shape[b.ndim() - 2];
   if (k_a != k_b) {
-    fail("matmul", "shapes " + shapes + " cannot be multiplied: contraction dimensions " +
+    fail("matmul", "shapes " + shapes() + " cannot be multiplied: contraction dimensions " +
                        std::to_string(k_a) + " and " + std::to_string(k_b) + " differ");
   }
   const Shape batch_a(a.shape.begin(), a.shape.end() - 2);

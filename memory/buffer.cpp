@@ -80,13 +80,21 @@ int64_t default_cache_limit() {
 class BlockCache {
  public:
   static constexpr size_t kMaxSmallBytes = size_t{64} << 20;
+  // AddressSanitizer reports a use after free with the stack that freed, which only a block
+  // given back to the system has; small ones are freed at once there, as nodes are.
+#if defined(LAZULI_ADDRESS_SANITIZER)
+  static constexpr bool kCachesSmallBlocks = false;
+#else
+  static constexpr bool kCachesSmallBlocks = true;
+#endif
 
   BlockCache() : limit_(default_cache_limit()) {}
 
   /// A cached block of exactly `bytes`, or nullptr.
   void* take(size_t bytes) {
+    if (cached_bytes() == 0) return nullptr;  // the common case of a program's first steps
     std::lock_guard lock(mutex_);
-    void* data = is_large(bytes) ? take_large_locked(bytes) : take_small_locked(bytes);
+    void* data = is_large_block(bytes) ? take_large_locked(bytes) : take_small_locked(bytes);
     if (data != nullptr) {
       cached_bytes_.fetch_sub(bytes, std::memory_order_relaxed);
       unpoison(data, bytes);
@@ -94,24 +102,13 @@ class BlockCache {
     return data;
   }
 
-  /// Keeps `data` for reuse, or frees it when it does not fit under the limit.
-  void keep(void* data, size_t bytes) {
+  /// Keeps `data` for reuse, or frees it when it does not fit under the limit. Never throws: it
+  /// runs in ~Buffer.
+  void keep(void* data, size_t bytes) noexcept {
     std::lock_guard lock(mutex_);
-    if (static_cast<int64_t>(bytes) > limit_) {
+    if (!kept_locked(data, bytes)) {
       std::free(data);
       return;
-    }
-    if (is_large(bytes)) {
-      trim_locked(limit_ - static_cast<int64_t>(bytes));
-      large_.push_back({data, bytes});
-    } else {
-      if (small_bytes_ + bytes > kMaxSmallBytes ||
-          static_cast<int64_t>(cached_bytes() + bytes) > limit_) {
-        std::free(data);
-        return;
-      }
-      small_[bytes].push_back(data);
-      small_bytes_ += bytes;
     }
     poison(data, bytes);
     cached_bytes_.fetch_add(bytes, std::memory_order_relaxed);
@@ -141,6 +138,30 @@ class BlockCache {
     void* data;
     size_t bytes;
   };
+
+  /// Blocks from kLargeBytes on take multiples of kLargeAlignment; smaller ones are smaller.
+  static bool is_large_block(size_t bytes) { return bytes >= kLargeAlignment; }
+
+  /// Files `data` with the cached blocks; false when it is not to be kept.
+  bool kept_locked(void* data, size_t bytes) noexcept {
+    if (static_cast<int64_t>(bytes) > limit_) return false;
+    try {
+      if (is_large_block(bytes)) {
+        trim_locked(limit_ - static_cast<int64_t>(bytes));
+        large_.push_back({data, bytes});
+        return true;
+      }
+      if (!kCachesSmallBlocks || small_bytes_ + bytes > kMaxSmallBytes ||
+          static_cast<int64_t>(cached_bytes() + bytes) > limit_) {
+        return false;
+      }
+      small_[bytes].push_back(data);
+      small_bytes_ += bytes;
+      return true;
+    } catch (const std::bad_alloc&) {  // no room to remember it: it goes back to the system
+      return false;
+    }
+  }
 
   void* take_large_locked(size_t bytes) {
     // The most recently freed first: its pages are the likeliest to still be in the caches.

@@ -583,9 +583,10 @@ size_t PlanCache::nodes() const {
 }
 
 void PlanCache::clear() {
+  decltype(entries_) dropped;  // freed after the lock, with their spares
   std::lock_guard lock(mutex_);
   for (const auto& [hash, entry] : entries_) drop(*entry);
-  entries_.clear();
+  entries_.swap(dropped);
   age_.clear();
   nodes_ = 0;
 }

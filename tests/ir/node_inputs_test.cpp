@@ -103,5 +103,28 @@ TEST(NodeInputsTest, AChainWhoseLinksAreSometimesHeldElsewhereFreesIteratively) 
   EXPECT_TRUE(first.expired());
 }
 
+// y = y + y in a loop: each node reads the one before twice, so neither copy is the last
+// reference until the other goes.
+TEST(NodeInputsTest, AChainOfNodesReadingTheirInputTwiceFreesIteratively) {
+  NodePtr last = std::make_shared<Node>();
+  std::weak_ptr<Node> first = last;
+  for (int i = 0; i < 500'000; ++i) {
+    auto node = std::make_shared<Node>();
+    node->inputs = {last, last};
+    last = std::move(node);
+  }
+  last.reset();
+  EXPECT_TRUE(first.expired());
+}
+
+TEST(NodeInputsTest, MovingAnInputsOwnListIntoItKeepsTheInputs) {
+  const std::vector<NodePtr> leaves = fresh_nodes(2);
+  auto inner = std::make_shared<Node>();
+  inner->inputs = {leaves[0], leaves[1]};
+  NodeInputs outer = {std::move(inner)};
+  outer = std::move(outer[0]->inputs);  // frees the node whose list it reads
+  EXPECT_EQ(addresses(outer), addresses(leaves));
+}
+
 }  // namespace
 }  // namespace lz::ir

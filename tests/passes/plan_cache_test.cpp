@@ -271,7 +271,7 @@ TEST_F(PlanCacheTest, AHitsGraphGivenBackIsReboundByTheNextHit) {
 
   const ir::Graph second = recorded(kAffine, 2);
   auto [origin, context] = hit(second);
-  const ir::Node* copied = context.graph.nodes.back().get();
+  const std::weak_ptr<ir::Node> copied = context.graph.nodes.back();
   EXPECT_EQ(second.nodes[0]->buffer.use_count(), 2) << "the recording's and the copy's";
   cache_.give_back(std::move(origin), std::move(context));
   EXPECT_EQ(second.nodes[0]->buffer.use_count(), 1) << "a copy given back holds no buffer";
@@ -280,7 +280,7 @@ TEST_F(PlanCacheTest, AHitsGraphGivenBackIsReboundByTheNextHit) {
   other.replace(other.find("value=3"), 7, "value=7");
   const ir::Graph third = recorded(other, 3);
   auto [third_origin, third_context] = hit(third);
-  EXPECT_EQ(third_context.graph.nodes.back().get(), copied) << "the copy given back, rebound";
+  EXPECT_EQ(third_context.graph.nodes.back(), copied.lock()) << "the copy given back, rebound";
 
   // A copy whose node something else still holds (a queued collective) is not reused.
   const ir::NodePtr held = third_context.graph.nodes.back();

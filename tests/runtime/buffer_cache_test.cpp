@@ -16,6 +16,26 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
+// Under AddressSanitizer, blocks under 1 MiB go back to the system at once (memory/buffer.cpp),
+// so that a use after free is reported with the stack that freed.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kCachesSmallBlocks = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kCachesSmallBlocks = false;
+#else
+constexpr bool kCachesSmallBlocks = true;
+#endif
+#else
+constexpr bool kCachesSmallBlocks = true;
+#endif
+
+#define SKIP_WITHOUT_SMALL_BLOCK_CACHE()                                                    \
+  if (!kCachesSmallBlocks) {                                                                \
+    GTEST_SKIP() << "AddressSanitizer builds free blocks under 1 MiB at once, to report a " \
+                    "use after free with the stack that freed";                             \
+  }
+
 /// A float32 buffer of `bytes` bytes.
 std::shared_ptr<memory::Buffer> floats_of_bytes(int64_t bytes) {
   return memory::Buffer::allocate(DType::Float32, bytes / 4);
@@ -90,6 +110,7 @@ TEST_F(BufferCacheTest, SmallBuffersAre64ByteAligned) {
 }
 
 TEST_F(BufferCacheTest, FreedSmallBufferIsReusedForTheSameRoundedSize) {
+  SKIP_WITHOUT_SMALL_BLOCK_CACHE();
   constexpr int64_t kKiB = 1024;
   void* first = floats_of_bytes(32 * kKiB)->data();
   EXPECT_EQ(memory::Buffer::cached_bytes(), 32 * kKiB);
@@ -100,7 +121,17 @@ TEST_F(BufferCacheTest, FreedSmallBufferIsReusedForTheSameRoundedSize) {
   EXPECT_EQ(memory::Buffer::cached_bytes(), 0);
 }
 
+TEST_F(BufferCacheTest, ABufferJustUnderOneMebibyteIsSmallAndNeverServesALargeOne) {
+  SKIP_WITHOUT_SMALL_BLOCK_CACHE();
+  void* small = floats_of_bytes(kMiB - 32)->data();  // a block of exactly 1 MiB, 64-aligned
+  const auto large = floats_of_bytes(kMiB);          // a 2 MiB block, 2 MiB aligned
+  EXPECT_NE(large->data(), small);
+  EXPECT_EQ(address(large) % (2 * kMiB), 0u);
+  EXPECT_EQ(floats_of_bytes(kMiB - 4)->data(), small);
+}
+
 TEST_F(BufferCacheTest, SmallBlocksTakeAtMost64MebibytesAndFollowTheLimit) {
+  SKIP_WITHOUT_SMALL_BLOCK_CACHE();
   constexpr int64_t kBlock = kMiB - 64;  // the largest small block
   std::vector<std::shared_ptr<memory::Buffer>> buffers;
   for (int i = 0; i < 80; ++i) buffers.push_back(floats_of_bytes(kBlock));
