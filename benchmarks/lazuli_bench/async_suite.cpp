@@ -520,9 +520,10 @@ class AsyncSuite : public Suite {
         "devices: overlapped launches the two devices' steps alternately and waits once; "
         "serialized waits for cpu(0)'s steps before recording cpu(1)'s");
     report.note(
-        "recording: only the loop is timed; an op is one x = x + 1 (two nodes, the "
-        "constant and the add). Under the node budget (LZ_MAX_PENDING_NODES) each "
-        "overflow runs the passes and launches on the recording thread");
+        "recording: only the loop is timed; an op is one x = x + 1 (a node for the add; "
+        "the 1 is one constant node every op shares). Under the node budget "
+        "(LZ_MAX_PENDING_NODES) each overflow runs the passes and launches on the recording "
+        "thread");
     report.note(
         "train_step: forward, hand-written backward and SGD update of every parameter; the "
         "check is w2 after the steps against plain loops in double precision; blocking point "
