@@ -7,10 +7,10 @@
 #include <atomic>
 #include <cstdint>
 #include <limits>
-#include <utility>
 #include <vector>
 
 #include "reference/interpreter_internal.h"
+#include "runtime/onednn_gemm.h"
 #include "runtime/thread_pool.h"
 
 // OpenBLAS's own cblas.h declares this, but on Debian <cblas.h> is an alternative that may be
@@ -32,36 +32,39 @@ void match_blas_thread_count() {
   }
 }
 
-/// One operand of a product as gemm reads it: its matrices, or their transposes, row-major.
-template <class T>
-struct Operand {
-  const T* data;
-  bool transposed;
-};
-
 CBLAS_TRANSPOSE transpose_flag(bool transposed) { return transposed ? CblasTrans : CblasNoTrans; }
 
-void gemm(Operand<float> a, int lda, Operand<float> b, float* out, int m, int k, int n) {
-  cblas_sgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed), m, n, k,
-              1.0f, a.data, lda, b.data, b.transposed ? k : n, 0.0f, out, n);
+/// out [m, n] = a [m, k] @ b [k, n], with m, k and n at most kMaxBlasDimension: oneDNN's when it
+/// takes the product, else OpenBLAS's.
+void gemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t m, int64_t k, int64_t n) {
+  if (onednn_sgemm(a, b, out, m, k, n)) return;
+  cblas_sgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data,
+              static_cast<int>(a.leading), b.data, static_cast<int>(b.leading), 0.0f, out,
+              static_cast<int>(n));
 }
 
-void gemm(Operand<double> a, int lda, Operand<double> b, double* out, int m, int k, int n) {
-  cblas_dgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed), m, n, k,
-              1.0, a.data, lda, b.data, b.transposed ? k : n, 0.0, out, n);
+void gemm(GemmOperand<double> a, GemmOperand<double> b, double* out, int64_t m, int64_t k,
+          int64_t n) {
+  cblas_dgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a.data,
+              static_cast<int>(a.leading), b.data, static_cast<int>(b.leading), 0.0, out,
+              static_cast<int>(n));
 }
 
 /// out [m, n] = a [m, k] @ b [k, n], each operand stored contiguous (as [k, m] or [n, k] when
 /// transposed), with 0 < k, n <= kMaxBlasDimension and m too when a is transposed; rows beyond
 /// what an int counts go to further calls.
 template <class T>
-void multiply_matrices(Operand<T> a, Operand<T> b, T* out, int64_t m, int64_t k, int64_t n) {
+void multiply_matrices(const T* a, bool a_transposed, const T* b, bool b_transposed, T* out,
+                       int64_t m, int64_t k, int64_t n) {
+  const GemmOperand<T> b_operand{b, b_transposed, b_transposed ? k : n};
   for (int64_t row = 0; row < m; row += kMaxBlasDimension) {
     const int64_t rows = std::min(m - row, kMaxBlasDimension);
     // Row `row` of a transposed a starts at column `row` of the [k, m] matrix stored.
-    const Operand<T> rows_of_a{a.data + (a.transposed ? row : row * k), a.transposed};
-    gemm(rows_of_a, static_cast<int>(a.transposed ? m : k), b, out + row * n,
-         static_cast<int>(rows), static_cast<int>(k), static_cast<int>(n));
+    const GemmOperand<T> rows_of_a{a + (a_transposed ? row : row * k), a_transposed,
+                                   a_transposed ? m : k};
+    gemm(rows_of_a, b_operand, out + row * n, rows, k, n);
   }
 }
 
@@ -82,10 +85,6 @@ void multiply(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
   }
   const T* a_data = a.data_as<T>();
   const T* b_data = b.data_as<T>();
-  const auto operands = [&](int64_t a_offset, int64_t b_offset) {
-    return std::pair(Operand<T>{a_data + a_offset, a_transposed},
-                     Operand<T>{b_data + b_offset, b_transposed});
-  };
   const Shape batch(node.shape.begin(), node.shape.end() - 2);
   const int64_t batch_count = shape_size(batch);
   const int64_t a_batch_count = shape_size(Shape(a_shape.begin(), a_shape.end() - 2));
@@ -94,8 +93,7 @@ void multiply(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
   // another exactly like the output's, so [batch * m, k] @ [k, n] is the whole product in one
   // call.
   if (b_batch_count == 1 && a_batch_count == batch_count && !a_transposed) {
-    const auto [whole_a, whole_b] = operands(0, 0);
-    multiply_matrices(whole_a, whole_b, result, batch_count * m, k, n);
+    multiply_matrices(a_data, a_transposed, b_data, b_transposed, result, batch_count * m, k, n);
     return;
   }
   const std::vector<int64_t> a_strides = reference::detail::matmul_batch_strides(a_shape, batch);
@@ -103,8 +101,8 @@ void multiply(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
   reference::detail::walk_strided<2>(
       batch, {a_strides.data(), b_strides.data()}, {0, 0},
       [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
-        const auto [batch_a, batch_b] = operands(offset[0], offset[1]);
-        multiply_matrices(batch_a, batch_b, result + batch_index * m * n, m, k, n);
+        multiply_matrices(a_data + offset[0], a_transposed, b_data + offset[1], b_transposed,
+                          result + batch_index * m * n, m, k, n);
       });
 }
 

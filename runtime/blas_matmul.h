@@ -1,4 +1,5 @@
-// Matrix products of float32 and float64 tensors through OpenBLAS's gemm.
+// Matrix products of float32 and float64 tensors through OpenBLAS's gemm, or oneDNN's matmul for
+// large float32 products (runtime/onednn_gemm.h says which and why).
 //
 // Why BLAS: a matmul is the one op whose speed depends on blocking for the caches and registers
 // (packing panels of both operands, a micro-kernel per instruction set) rather than on fusion.

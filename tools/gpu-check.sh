@@ -32,6 +32,7 @@ has() {  # has <what>: whether this machine provides it (never, when pretending 
   case $1 in
     llvm) command -v llvm-config-14 >/dev/null ;;
     openblas) ldconfig -p 2>/dev/null | grep -q libopenblas ;;
+    onednn) ldconfig -p 2>/dev/null | grep -q libdnnl ;;
     boost) [[ -f /usr/include/boost/graph/adjacency_list.hpp ]] ;;
     gtest) [[ -f /usr/include/gtest/gtest.h ]] ;;
   esac
@@ -75,6 +76,7 @@ configure_arguments() {
   if command -v ninja >/dev/null; then arguments+=(-G Ninja); fi
   has llvm || arguments+=(-DLAZULI_WITH_LLVM=OFF)
   has openblas || arguments+=(-DLAZULI_WITH_BLAS=OFF)
+  has onednn || arguments+=(-DLAZULI_WITH_ONEDNN=OFF)
   if ! has boost; then
     need_pack boost-headers Boost
     arguments+=(-DBoost_INCLUDE_DIR="$PWD/$pack/boost-headers" -DBoost_NO_SYSTEM_PATHS=ON)

@@ -168,6 +168,8 @@ const std::vector<MatMulShapes> kShapes = {
     {{1, 9}, {9, 6}},                 // one row
     {{6, 9}, {9, 1}},                 // one column
     {{257, 129}, {129, 65}},          // larger than a BLAS block, nothing a power of two
+    {{301, 203}, {203, 97}},          // large enough for oneDNN (runtime/onednn_gemm.h)
+    {{2, 150, 203}, {203, 97}},       // the same, batched and folded into one product
     {{1000, 3}, {3, 2}},              // tall and skinny
     {{2, 1000}, {1000, 3}},           // long contraction
     {{4, 3, 5}, {4, 5, 2}},           // same batch on both sides

@@ -1,0 +1,165 @@
+#include "runtime/onednn_gemm.h"
+
+#include <dnnl.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/thread_pool.h"
+
+// libgomp's, which oneDNN's Debian build runs on; omp.h would need -fopenmp.
+extern "C" void omp_set_num_threads(int num_threads);
+
+namespace lz::runtime {
+namespace {
+
+constexpr int64_t kMinMultiplyAdds = int64_t{1} << 22;
+constexpr int64_t kMinColumns = 16;
+// Rows (or columns) per thread are a multiple of this, so that a product splits into at most
+// two sizes of piece, each one primitive.
+constexpr int64_t kPieceGranule = 16;
+// Primitives kept for reuse. A program has a few product shapes; the bound only stops a program
+// of ever-new shapes from keeping their generated code forever.
+constexpr size_t kMaxCachedPrimitives = 256;
+
+/// Everything a piece's primitive depends on: its shape and how its operands lie in memory.
+struct PieceLayout {
+  int64_t m, k, n;
+  int64_t a_leading, b_leading, out_leading;
+  bool a_transposed, b_transposed;
+  bool operator==(const PieceLayout&) const = default;
+};
+
+struct PieceLayoutHash {
+  size_t operator()(const PieceLayout& layout) const {
+    size_t hash = 0;
+    for (const int64_t field :
+         {layout.m, layout.k, layout.n, layout.a_leading, layout.b_leading, layout.out_leading,
+          int64_t{layout.a_transposed}, int64_t{layout.b_transposed}}) {
+      hash = hash * 1000003 ^ std::hash<int64_t>{}(field);
+    }
+    return hash;
+  }
+};
+
+/// A piece's primitive. Its scratch memory is the caller's (scratchpad_mode::user), so threads
+/// may run one primitive at once: with oneDNN's default, a primitive's runs share one scratchpad.
+struct Primitive {
+  dnnl::memory::desc a, b, out, scratchpad;
+  dnnl::matmul matmul;
+};
+
+dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+/// oneDNN sizes its parallel regions by the calling thread's OpenMP thread count, when it creates
+/// a primitive and when it runs one; at 1, both stay on the calling thread.
+void run_single_threaded_here() {
+  thread_local const bool set = (omp_set_num_threads(1), true);
+  static_cast<void>(set);
+}
+
+/// The matrices' memory descriptor: rows and columns `leading` elements apart, or, when
+/// transposed, the other way round.
+dnnl::memory::desc matrix_desc(int64_t rows, int64_t columns, int64_t leading, bool transposed) {
+  const dnnl::memory::dims strides =
+      transposed ? dnnl::memory::dims{1, leading} : dnnl::memory::dims{leading, 1};
+  return dnnl::memory::desc({rows, columns}, dnnl::memory::data_type::f32, strides);
+}
+
+std::shared_ptr<const Primitive> primitive_for(const PieceLayout& layout) {
+  static std::mutex mutex;
+  static std::unordered_map<PieceLayout, std::shared_ptr<const Primitive>, PieceLayoutHash> cache;
+  {
+    std::lock_guard lock(mutex);
+    if (auto found = cache.find(layout); found != cache.end()) return found->second;
+  }
+  run_single_threaded_here();
+  const dnnl::memory::desc a =
+      matrix_desc(layout.m, layout.k, layout.a_leading, layout.a_transposed);
+  const dnnl::memory::desc b =
+      matrix_desc(layout.k, layout.n, layout.b_leading, layout.b_transposed);
+  const dnnl::memory::desc out = matrix_desc(layout.m, layout.n, layout.out_leading, false);
+  dnnl::primitive_attr attributes;
+  attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(a, b, out), attributes,
+                                                 cpu_engine());
+  auto primitive = std::make_shared<const Primitive>(
+      Primitive{a, b, out, description.scratchpad_desc(), dnnl::matmul(description)});
+  std::lock_guard lock(mutex);
+  if (cache.size() >= kMaxCachedPrimitives) cache.clear();
+  return cache.try_emplace(layout, std::move(primitive)).first->second;
+}
+
+void run(const Primitive& primitive, const float* a, const float* b, float* out) {
+  run_single_threaded_here();
+  thread_local dnnl::stream stream(cpu_engine());
+  // Aligned to a page, as oneDNN's own scratchpads are.
+  constexpr size_t kScratchAlignment = 4096;
+  thread_local std::vector<std::byte> scratch;
+  const size_t needed = primitive.scratchpad.get_size() + kScratchAlignment;
+  if (scratch.size() < needed) scratch.resize(needed);
+  void* aligned = scratch.data();
+  size_t space = scratch.size();
+  std::align(kScratchAlignment, primitive.scratchpad.get_size(), aligned, space);
+  dnnl::engine& engine = cpu_engine();
+  primitive.matmul.execute(
+      stream, {{DNNL_ARG_SRC, dnnl::memory(primitive.a, engine, const_cast<float*>(a))},
+               {DNNL_ARG_WEIGHTS, dnnl::memory(primitive.b, engine, const_cast<float*>(b))},
+               {DNNL_ARG_DST, dnnl::memory(primitive.out, engine, out)},
+               {DNNL_ARG_SCRATCHPAD, dnnl::memory(primitive.scratchpad, engine, aligned)}});
+}
+
+}  // namespace
+
+bool onednn_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t m, int64_t k,
+                  int64_t n) {
+  if (m * k * n < kMinMultiplyAdds || n < kMinColumns) return false;
+  // Threads take blocks of rows, whose elements of `a` lie together unless `a` is stored
+  // transposed; then blocks of columns.
+  const bool split_rows = !a.transposed;
+  const int64_t extent = split_rows ? m : n;
+  const int64_t granules = (extent + kPieceGranule - 1) / kPieceGranule;
+  const int64_t piece_granules = (granules + thread_count() - 1) / thread_count();
+  const int64_t pieces = (granules + piece_granules - 1) / piece_granules;
+  const int64_t piece_extent = std::min(piece_granules * kPieceGranule, extent);
+  const int64_t last_extent = extent - (pieces - 1) * piece_extent;
+  const auto layout = [&](int64_t this_extent) {
+    return PieceLayout{split_rows ? this_extent : m,
+                       k,
+                       split_rows ? n : this_extent,
+                       a.leading,
+                       b.leading,
+                       n,
+                       a.transposed,
+                       b.transposed};
+  };
+  std::shared_ptr<const Primitive> full, last;
+  try {
+    full = primitive_for(layout(piece_extent));
+    last = last_extent == piece_extent ? full : primitive_for(layout(last_extent));
+  } catch (const dnnl::error&) {
+    return false;  // a layout oneDNN has no kernel for: OpenBLAS's
+  }
+  parallel_for(pieces, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t piece = begin; piece < end; ++piece) {
+      const int64_t start = piece * piece_extent;
+      const Primitive& primitive = piece == pieces - 1 ? *last : *full;
+      if (split_rows) {
+        run(primitive, a.data + start * a.leading, b.data, out + start * n);
+      } else {
+        run(primitive, a.data, b.data + (b.transposed ? start * b.leading : start), out + start);
+      }
+    }
+  });
+  return true;
+}
+
+}  // namespace lz::runtime

@@ -1,0 +1,11 @@
+// The products of a lazuli built without oneDNN (LAZULI_WITH_ONEDNN=OFF): every one is left to
+// OpenBLAS.
+#include "runtime/onednn_gemm.h"
+
+namespace lz::runtime {
+
+bool onednn_sgemm(GemmOperand<float>, GemmOperand<float>, float*, int64_t, int64_t, int64_t) {
+  return false;
+}
+
+}  // namespace lz::runtime
