@@ -81,6 +81,7 @@ class FusionSuite : public Suite {
     base.hand_ms = hand.median_ms;
 
     const std::vector<lz::Tensor> inputs = lazuli_inputs(problem, data);
+    std::vector<Row> lazuli_rows;  // fused, then unfused
     for (const bool fusion : {true, false}) {
       const ScopedFusion setting(fusion);
       lz::Tensor last;
@@ -97,8 +98,13 @@ class FusionSuite : public Suite {
       row.median_ms = timing.median_ms;
       row.kernels_per_run = timing.kernels_per_run;
       check(row, last.to_vector<float>(), expected);
-      report.add(std::move(row));
+      lazuli_rows.push_back(std::move(row));
     }
+    // Fusion must never cost time: a fused run slower than the unfused one is flagged.
+    if (lazuli_rows[0].median_ms > lazuli_rows[1].median_ms) {
+      lazuli_rows[0].check += "; SLOWER THAN UNFUSED";
+    }
+    for (Row& row : lazuli_rows) report.add(std::move(row));
     if (workload.build_one_line != nullptr) {
       lz::Tensor last;
       Row row = base;

@@ -28,7 +28,7 @@ using llvm::Value;
 
 /// Vectors per iteration of a reduction loop: enough independent accumulators to cover the
 /// latency of a vector add.
-constexpr int kReductionInterleave = 4;
+constexpr int kReductionInterleave = 2;
 
 /// argmax and argmin: their result is a position along the reduced axis, not a value.
 bool is_index_reduction(const Node& reduction) {
@@ -706,7 +706,9 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
     std::vector<std::vector<Stash>> stashed(stages.size());
     for (const Node* output : loops.in_final_loop) {
       bool found = false;
-      for (size_t s = 0; s < stages.size() && !found; ++s) {
+      // The last stage first: its input is the nearest to the output (softmax's e, not the x
+      // that max reads), so the final loop recomputes the least.
+      for (size_t s = stages.size(); s-- > 0 && !found;) {
         for (const Node* reduction : stages[s]) {
           const Node* input = reduction->inputs[0].get();
           if (layout_.position.contains(input) && input->dtype == output->dtype &&
@@ -881,8 +883,11 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
         [&](const std::vector<Value*>& dims) {
           memo_.clear();
           Index index{&loops.input_shape, dims, nullptr};
+          // A stash stores a reduction's input: the value the reduction accumulates.
+          std::unordered_map<const Node*, Value*> inputs;
           for (size_t r = 0; r < reductions.size(); ++r) {
             Value* x = input_value(*reductions[r], 0, index);
+            inputs.emplace(reductions[r]->inputs[0].get(), x);
             update_accumulator(reductions[r], accumulators[r], x, dims);
           }
           if (s == 0) {
@@ -891,7 +896,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
             }
           }
           for (const Stash& stash : stashes) {
-            store(stash.output, emit_value(stash.input, index), linear_of(index));
+            store(stash.output, inputs.at(stash.input), linear_of(index));
           }
           memo_.clear();
         },

@@ -601,4 +601,31 @@ TEST(KernelDumpTest, DumpWritesIrBeforeAndAfterOptimizationAndAssembly) {
   std::filesystem::remove_all(directory);
 }
 
+// Softmax's final loop divides the e = exp(x - max) that the sum's loop stored into the output,
+// rather than computing exp again (or storing x, which max reads, and recomputing from there).
+TEST(KernelDumpTest, FusedSoftmaxComputesEachExpOnce) {
+  const std::filesystem::path directory = fresh_directory("lazuli_softmax_dump");
+  lz::set_dump_directory(directory.string());
+  const lz::Tensor x = lz::random_normal({64, 16}, 1);
+  const lz::Tensor bias = lz::random_normal({16}, 2);
+  lz::waitall();
+  lz::softmax(x + bias, -1).wait_to_read();
+  lz::set_dump_directory("");
+  std::string before;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
+    if (entry.path().filename().string().ends_with(".before_opt.ll")) {
+      before += read_file(entry.path());
+    }
+  }
+  // Each exp emitted scales its argument by 1/ln 2 (codegen/cpu/math_functions.cpp).
+  const std::string one_over_ln2 = "0x3FF7154760000000";
+  size_t exps = 0;
+  for (size_t at = before.find(one_over_ln2); at != std::string::npos;
+       at = before.find(one_over_ln2, at + 1)) {
+    ++exps;
+  }
+  EXPECT_EQ(exps, 1u) << before;
+  std::filesystem::remove_all(directory);
+}
+
 }  // namespace
