@@ -35,6 +35,22 @@ int64_t kept_elements(const ir::Node& reduction);
 /// its kernel allows (no argmax or argmin).
 bool cpu_splits_across_threads(const ir::Node& reduction);
 
+/// Whether the CPU code generator writes `kernel`'s outputs with non-temporal (streaming)
+/// stores: a flat kernel whose outputs together take at least cpu_streaming_threshold_bytes().
+/// Outputs that large would only pass through the caches on their way to memory, evicting what
+/// is there, and an ordinary store reads each line before writing it (for ownership): a fifth
+/// more traffic for a kernel that reads three inputs.
+bool cpu_streams_outputs(const Kernel& kernel);
+
+/// The bytes of output from which a flat kernel streams them: the last-level cache's size
+/// (sysconf; 32 MiB where the system does not say), at most 16 MiB.
+int64_t cpu_streaming_threshold_bytes();
+
+/// Overrides cpu_streaming_threshold_bytes() (tests, which stream small outputs); a negative
+/// value restores the default. The kernel key holds the choice, so kernels compiled before keep
+/// theirs.
+void set_cpu_streaming_threshold_bytes(int64_t bytes);
+
 /// The loops of a kernel with reductions, all over the same input shape and axes.
 struct ReductionLoops {
   Shape input_shape;

@@ -196,6 +196,8 @@ std::string kernel_key(const Kernel& kernel, Sizes sizes) {
     append_number(key, nodes.at(output.get()));
   }
   if (sizes == Sizes::Runtime) append_size_choices(key, kernel);
+  // A flat kernel serves every size but one: code that streams its outputs, or code that does not.
+  if (sizes == Sizes::Flat && cpu_streams_outputs(kernel)) key += ";stream";
   return key;
 }
 

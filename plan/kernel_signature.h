@@ -60,7 +60,8 @@ bool is_memory_bound(const Kernel& kernel);
 /// scalars), how nodes and inputs connect, which nodes are written out, and the shapes as `sizes`
 /// holds them (for Runtime, also the two choices of the layout that sizes decide: whether a
 /// reduction to one value splits across threads, and which outputs have the reductions' result
-/// size). Equal keys mean the same code; no hash is trusted for equality.
+/// size; for Flat, whether the outputs are streamed). Equal keys mean the same code; no hash is
+/// trusted for equality.
 std::string kernel_key(const Kernel& kernel, Sizes sizes);
 
 /// The CPU code generator's choice of sizes and key for kernels of one structure

@@ -31,6 +31,7 @@
 #include <llvm/Transforms/Utils/InjectTLIMappings.h>
 #include <llvm/Transforms/Vectorize/LoopVectorize.h>
 
+#include "codegen/cpu/lowering.h"
 #include "codegen/cpu/runtime_helpers.h"
 #include "lazuli/error.h"
 #include "plan/kernel_signature.h"
@@ -232,6 +233,32 @@ class HostJit {
     llvm::ModulePassManager module_passes;
     module_passes.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(pipeline)));
     module_passes.run(module, modules);
+    mark_streaming_stores(module);
+  }
+
+  /// In phases that stream their outputs (kStreamingStoresAttribute), makes every vector store
+  /// known to be aligned to its size non-temporal: those the vectorizer made from the loop that
+  /// starts at an aligned position. x86 has no unaligned non-temporal vector store, so the rest
+  /// (the loops' first and last few elements) stay ordinary.
+  static void mark_streaming_stores(llvm::Module& module) {
+    const llvm::DataLayout& layout = module.getDataLayout();
+    for (llvm::Function& function : module) {
+      if (!function.hasFnAttribute(kStreamingStoresAttribute)) continue;
+      llvm::MDNode* nontemporal = llvm::MDNode::get(
+          module.getContext(), llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(
+                                   llvm::Type::getInt32Ty(module.getContext()), 1)));
+      for (llvm::BasicBlock& block : function) {
+        for (llvm::Instruction& instruction : block) {
+          auto* store = llvm::dyn_cast<llvm::StoreInst>(&instruction);
+          if (store == nullptr) continue;
+          llvm::Type* type = store->getValueOperand()->getType();
+          if (type->isVectorTy() &&
+              store->getAlign().value() >= layout.getTypeStoreSize(type).getFixedSize()) {
+            store->setMetadata(llvm::LLVMContext::MD_nontemporal, nontemporal);
+          }
+        }
+      }
+    }
   }
 
   std::string emit(llvm::Module& module, bool quick, llvm::CodeGenFileType type) {

@@ -7,9 +7,12 @@
 #include <unordered_set>
 #include <utility>
 
+#include <llvm/ADT/Triple.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
+#include <llvm/Support/Host.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "codegen/cpu/element_ops.h"
@@ -29,6 +32,9 @@ using llvm::Value;
 /// Vectors per iteration of a reduction loop: enough independent accumulators to cover the
 /// latency of a vector add.
 constexpr int kReductionInterleave = 2;
+// Streamed outputs are written from a position that is a multiple of this on (elements), where
+// each output's address is a multiple of 64 bytes, whatever its dtype.
+constexpr int64_t kStreamingGranule = 64;
 
 /// argmax and argmin: their result is a position along the reduced axis, not a value.
 bool is_index_reduction(const Node& reduction) {
@@ -413,6 +419,32 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
   // ---------------------------------------------------------------------------------------
   // Elementwise phases
 
+  /// Whether this kernel's outputs are streamed: the plan's choice for a flat kernel (whose key
+  /// holds it), on x86, whose non-temporal stores and fence the JIT emits.
+  bool streams_outputs() const {
+    return layout_.flat && plan::cpu_streams_outputs(kernel_) &&
+           llvm::Triple(llvm::sys::getProcessTriple()).isX86();
+  }
+
+  /// The flat loop of a kernel whose outputs are streamed: the positions before the first
+  /// multiple of kStreamingGranule, then the rest. Every output's buffer starts at a multiple of
+  /// 64 bytes (memory/buffer.h), so from there the vectorizer's stores are known to be aligned,
+  /// which non-temporal vector stores need; the JIT marks them (kStreamingStoresAttribute). The
+  /// fence then orders them before whatever tells another thread that the phase is done: unlike
+  /// ordinary stores, x86 does not keep non-temporal ones in order with later stores.
+  void emit_streaming_loops(const std::function<void(Value*)>& body) {
+    for (const ir::NodePtr& output : kernel_.outputs) {
+      builder_.CreateAlignmentAssumption(module_.getDataLayout(), output_pointer(output.get()), 64);
+    }
+    Value* aligned = builder_.CreateAnd(builder_.CreateAdd(begin_, constant(kStreamingGranule - 1)),
+                                        constant(-kStreamingGranule));
+    emit_loop(begin_, builder_.CreateSelect(builder_.CreateICmpSLT(aligned, end_), aligned, end_),
+              body);
+    emit_loop(aligned, end_, body);
+    builder_.CreateCall(llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::x86_sse_sfence));
+    function_->addFnAttr(kStreamingStoresAttribute);
+  }
+
   /// A phase over the elements of the loop's range node computing the loop's outputs.
   void emit_elementwise_phase(const plan::ElementwiseLoop& loop) {
     begin_phase(loop.range);
@@ -426,11 +458,14 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
       memo_.clear();
     };
     const int64_t inner = shape.empty() ? 1 : shape.back();
-    if (layout_.flat || shape.size() < 2 || inner < 8) {
-      emit_loop(begin_, end_, [&](Value* i) {
-        Index index{&shape, {}, i};
-        compute_at(index);
-      });
+    const auto linear_body = [&](Value* i) {
+      Index index{&shape, {}, i};
+      compute_at(index);
+    };
+    if (streams_outputs()) {
+      emit_streaming_loops(linear_body);
+    } else if (layout_.flat || shape.size() < 2 || inner < 8) {
+      emit_loop(begin_, end_, linear_body);
     } else {
       // Row by row: the innermost dimension is the inner loop's induction variable.
       Shape outer_shape(shape.begin(), shape.end() - 1);

@@ -94,6 +94,10 @@ inline int64_t phase_work_per_position(const Phase& phase, const plan::Kernel& k
 void combine_reduction_states(const std::vector<std::pair<ir::Op, DType>>& reductions,
                               uint64_t* into, const uint64_t* from);
 
+/// The function attribute of a phase whose aligned vector stores the JIT makes non-temporal, once
+/// the vectorizer has made them (plan::cpu_streams_outputs).
+inline constexpr const char* kStreamingStoresAttribute = "lz-streaming-stores";
+
 struct LoweredKernel {
   std::unique_ptr<llvm::Module> module;
   std::vector<Phase> phases;

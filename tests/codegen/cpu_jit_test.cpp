@@ -20,6 +20,7 @@
 
 #include "codegen/cpu/kernel_cache.h"
 #include "codegen/disk_cache.h"
+#include "plan/kernel_layout.h"
 #include "runtime/thread_pool.h"
 
 namespace {
@@ -371,6 +372,32 @@ TEST(CpuJitTest, MatmulThroughBlasWithFusedEpilogues) {
   }
 }
 
+// A flat kernel whose outputs take plan::cpu_streaming_threshold_bytes() or more writes them with
+// non-temporal stores from its first position that is a multiple of 64 on, and ordinary ones
+// before it and in the vector loop's tail: every dtype, sizes on both sides of the threshold, and
+// thread counts whose chunks start anywhere.
+TEST(CpuJitTest, StreamedOutputsMatchTheInterpreter) {
+  lz::plan::set_cpu_streaming_threshold_bytes(4096);
+  for (const int threads : {1, 2, 3}) {
+    lz::runtime::set_thread_count(threads);
+    // 1023 float32 are 4092 bytes: below; 1024 are at the threshold.
+    for (const int64_t n : {1000, 1023, 1024, 1025, 1100, 4095, 5001}) {
+      const std::string what =
+          std::to_string(n) + " elements on " + std::to_string(threads) + " threads";
+      const auto x = [n](lz::DType dtype) { return sample({n}, dtype, 51); };
+      const auto y = [n](lz::DType dtype) { return sample({n}, dtype, 52); };
+      for (const lz::DType dtype : {lz::float32, lz::float64, lz::int32, lz::int64}) {
+        expect_matches_interpreter([&] { return (x(dtype) * y(dtype) + 1) * x(dtype); },
+                                   std::string(lz::dtype_name(dtype)) + " chain of " + what);
+      }
+      expect_matches_interpreter([&] { return x(lz::float32) > y(lz::float32); },
+                                 "bools of " + what);
+    }
+  }
+  lz::runtime::set_thread_count(0);
+  lz::plan::set_cpu_streaming_threshold_bytes(-1);
+}
+
 TEST(CpuJitTest, SameResultsForOneAndManyThreads) {
   const auto run = [](int threads) {
     lz::runtime::set_thread_count(threads);
@@ -627,5 +654,26 @@ TEST(KernelDumpTest, FusedSoftmaxComputesEachExpOnce) {
   EXPECT_EQ(exps, 1u) << before;
   std::filesystem::remove_all(directory);
 }
+
+#if defined(__x86_64__)
+TEST(KernelDumpTest, StreamedOutputsUseNonTemporalStoresAndAFence) {
+  const std::filesystem::path directory = fresh_directory("lazuli_streaming_dump");
+  lz::plan::set_cpu_streaming_threshold_bytes(4096);
+  const lz::Tensor a = lz::random_normal({3001}, 1);
+  const lz::Tensor b = lz::random_normal({3001}, 2);
+  lz::waitall();
+  lz::set_dump_directory(directory.string());
+  (a * b - 3.0).wait_to_read();
+  lz::set_dump_directory("");
+  lz::plan::set_cpu_streaming_threshold_bytes(-1);
+  std::string assembly;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
+    if (entry.path().filename().string().ends_with(".s")) assembly += read_file(entry.path());
+  }
+  EXPECT_NE(assembly.find("movntp"), std::string::npos) << assembly;
+  EXPECT_NE(assembly.find("sfence"), std::string::npos) << assembly;
+  std::filesystem::remove_all(directory);
+}
+#endif
 
 }  // namespace

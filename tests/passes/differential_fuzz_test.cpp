@@ -41,6 +41,7 @@
 #include "passes/pass.h"
 #include "passes/pass_manager.h"
 #include "passes/plan_cache.h"
+#include "plan/kernel_layout.h"
 #include "reference/differential_check.h"
 #include "reference/interpreter.h"
 #include "runtime/kernel_executor.h"
@@ -336,6 +337,26 @@ TEST(DifferentialFuzzTest, GraphsOfRuntimeExtentsAgreeWithTheInterpreter) {
     ++failures;
     if (failures <= 5) ADD_FAILURE() << report;
   }
+  EXPECT_EQ(failures, 0) << failures << " of " << graphs
+                         << " graphs disagree (the first 5 are shown above)";
+}
+
+// Flat kernels whose outputs take 256 bytes or more stream them (plan::cpu_streams_outputs), so
+// the graphs' kernels land on both sides of the threshold: non-temporal stores from the first
+// aligned position on, ordinary ones before it and in the vector loop's tail.
+TEST(DifferentialFuzzTest, GraphsWithStreamedOutputsAgreeWithTheInterpreter) {
+  const FuzzSettings& settings = fuzz_settings();
+  const int graphs = settings.graphs / 5;
+  plan::set_cpu_streaming_threshold_bytes(256);
+  int failures = 0;
+  for (int k = 0; k < graphs; ++k) {
+    const std::string report =
+        check_seed(settings.first_seed + 7919 + static_cast<uint64_t>(k), /*extent_offset=*/15);
+    if (report.empty()) continue;
+    ++failures;
+    if (failures <= 5) ADD_FAILURE() << report;
+  }
+  plan::set_cpu_streaming_threshold_bytes(-1);
   EXPECT_EQ(failures, 0) << failures << " of " << graphs
                          << " graphs disagree (the first 5 are shown above)";
 }
