@@ -35,5 +35,6 @@ std::unique_ptr<Suite> make_fusion_suite();
 std::unique_ptr<Suite> make_async_suite();
 std::unique_ptr<Suite> make_cuda_suite();
 std::unique_ptr<Suite> make_train_suite();
+std::unique_ptr<Suite> make_gemm_suite();
 
 }  // namespace lazuli_bench
