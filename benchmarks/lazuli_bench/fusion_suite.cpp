@@ -100,8 +100,10 @@ class FusionSuite : public Suite {
       check(row, last.to_vector<float>(), expected);
       lazuli_rows.push_back(std::move(row));
     }
-    // Fusion must never cost time: a fused run slower than the unfused one is flagged.
-    if (lazuli_rows[0].median_ms > lazuli_rows[1].median_ms) {
+    // Fusion must never cost time: a fused run slower than the unfused one is flagged, beyond the
+    // tenth by which two medians of one kernel differ on a shared machine (sum: one kernel both
+    // ways, 2.25 and 2.41 ms in one run).
+    if (*lazuli_rows[0].median_ms > 1.1 * *lazuli_rows[1].median_ms) {
       lazuli_rows[0].check += "; SLOWER THAN UNFUSED";
     }
     for (Row& row : lazuli_rows) report.add(std::move(row));
