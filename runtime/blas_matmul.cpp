@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "reference/interpreter_internal.h"
@@ -23,33 +23,73 @@ namespace {
 // cblas takes M, N, K and leading dimensions as `int` (blasint in an LP64 OpenBLAS build).
 constexpr int64_t kMaxBlasDimension = std::numeric_limits<int>::max();
 
-/// Gives OpenBLAS runtime::thread_count() threads if it was last given another count.
-void match_blas_thread_count() {
-  static std::atomic<int> blas_thread_count{0};
-  const int wanted = thread_count();
-  if (blas_thread_count.exchange(wanted, std::memory_order_relaxed) != wanted) {
-    openblas_set_num_threads(wanted);
-  }
+// Products of fewer multiply-adds run on the calling thread: splitting one costs a hand-off to
+// the pool, more than a few microseconds of arithmetic saves.
+constexpr int64_t kMinSplitMultiplyAdds = int64_t{1} << 20;
+// Rows (or columns) per thread are a multiple of this, so that a product splits into at most two
+// sizes of block (a oneDNN primitive each).
+constexpr int64_t kBlockGranule = 16;
+
+/// Keeps OpenBLAS to the calling thread: lazuli's pool splits products itself.
+void keep_blas_single_threaded() {
+  static const bool set = (openblas_set_num_threads(1), true);
+  static_cast<void>(set);
 }
 
 CBLAS_TRANSPOSE transpose_flag(bool transposed) { return transposed ? CblasTrans : CblasNoTrans; }
 
-/// out [m, n] = a [m, k] @ b [k, n], with m, k and n at most kMaxBlasDimension: oneDNN's when it
-/// takes the product, else OpenBLAS's.
-void gemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t m, int64_t k, int64_t n) {
-  if (onednn_sgemm(a, b, out, m, k, n)) return;
+/// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread: oneDNN's
+/// when `onednn` and it has a kernel for the layout, else OpenBLAS's.
+void gemm_block(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
+                int64_t m, int64_t k, int64_t n, bool onednn) {
+  if (onednn && onednn_sgemm(a, b, out, out_leading, m, k, n)) return;
   cblas_sgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data,
               static_cast<int>(a.leading), b.data, static_cast<int>(b.leading), 0.0f, out,
-              static_cast<int>(n));
+              static_cast<int>(out_leading));
 }
 
-void gemm(GemmOperand<double> a, GemmOperand<double> b, double* out, int64_t m, int64_t k,
-          int64_t n) {
+void gemm_block(GemmOperand<double> a, GemmOperand<double> b, double* out, int64_t out_leading,
+                int64_t m, int64_t k, int64_t n, bool) {
   cblas_dgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a.data,
               static_cast<int>(a.leading), b.data, static_cast<int>(b.leading), 0.0, out,
-              static_cast<int>(n));
+              static_cast<int>(out_leading));
+}
+
+/// out [m, n] = a [m, k] @ b [k, n], with m, k and n at most kMaxBlasDimension, split into a block
+/// per thread: of rows, whose elements of `a` lie together, or of columns when `a` is stored
+/// transposed. Each block is one single-threaded call (gemm_block).
+template <class T>
+void gemm(GemmOperand<T> a, GemmOperand<T> b, T* out, int64_t m, int64_t k, int64_t n) {
+  const bool onednn = std::is_same_v<T, float> && onednn_takes(m, k, n);
+  const bool split_rows = !a.transposed;
+  const int64_t extent = split_rows ? m : n;
+  int64_t block_extent = extent;
+  if (m * k * n >= kMinSplitMultiplyAdds) {
+    const int64_t granules = (extent + kBlockGranule - 1) / kBlockGranule;
+    const int64_t threads = thread_count();
+    block_extent = std::min(extent, (granules + threads - 1) / threads * kBlockGranule);
+  }
+  const int64_t blocks = (extent + block_extent - 1) / block_extent;
+  const auto run_block = [&](int64_t block) {
+    const int64_t start = block * block_extent;
+    const int64_t length = std::min(block_extent, extent - start);
+    if (split_rows) {
+      gemm_block({a.data + start * a.leading, a.transposed, a.leading}, b, out + start * n, n,
+                 length, k, n, onednn);
+    } else {
+      gemm_block(a, {b.data + (b.transposed ? start * b.leading : start), b.transposed, b.leading},
+                 out + start, n, m, k, length, onednn);
+    }
+  };
+  if (blocks == 1) {
+    run_block(0);
+    return;
+  }
+  parallel_for(blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t block = begin; block < end; ++block) run_block(block);
+  });
 }
 
 /// out [m, n] = a [m, k] @ b [k, n], each operand stored contiguous (as [k, m] or [n, k] when
@@ -119,7 +159,7 @@ bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transpose
       (a_transposed && a_shape[a_shape.size() - 2] > kMaxBlasDimension)) {
     return false;
   }
-  match_blas_thread_count();
+  keep_blas_single_threaded();
   if (node.dtype == float32) {
     multiply<float>(node, a, a_transposed, b, b_transposed, out);
   } else {

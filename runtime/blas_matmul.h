@@ -7,12 +7,12 @@
 // keeps each one as a kernel of its own for an external call). Integer dtypes have no BLAS routine
 // and stay with the caller.
 //
-// Threads: OpenBLAS runs gemm on its own pool, not on runtime::parallel_for's. Before each call
-// its thread count is set to runtime::thread_count() when that differs from the count set last
-// (so LZ_NUM_THREADS and set_thread_count() govern BLAS too, and OPENBLAS_NUM_THREADS does not).
-// The two pools take turns (apart from each one's brief spin after its last job): the calling
-// thread waits in gemm while lazuli's workers are idle, so calling blas_matmul from inside a
-// parallel_for body would oversubscribe the CPU.
+// Threads: a product of 2^18 multiply-adds or more is split into a block of rows (of columns when
+// `a` is stored transposed) per thread of runtime::parallel_for, each one single-threaded call, so
+// LZ_NUM_THREADS and set_thread_count() govern products too. OpenBLAS is kept to one thread: its
+// own pool spun for about 0.1 s after each product (sched_yield), and a spinning thread on one of
+// two cores made the next product's block on that core, and so the product, take twice as long
+// (one product in about thirteen of the training suite's wide step).
 #pragma once
 
 #include "ir/node.h"

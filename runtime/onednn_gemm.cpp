@@ -10,8 +10,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/thread_pool.h"
-
 // libgomp's, which oneDNN's Debian build runs on; omp.h would need -fopenmp.
 extern "C" void omp_set_num_threads(int num_threads);
 
@@ -20,9 +18,6 @@ namespace {
 
 constexpr int64_t kMinMultiplyAdds = int64_t{1} << 22;
 constexpr int64_t kMinColumns = 16;
-// Rows (or columns) per thread are a multiple of this, so that a product splits into at most
-// two sizes of piece, each one primitive.
-constexpr int64_t kPieceGranule = 16;
 // Primitives kept for reuse. A program has a few product shapes; the bound only stops a program
 // of ever-new shapes from keeping their generated code forever.
 constexpr size_t kMaxCachedPrimitives = 256;
@@ -119,46 +114,20 @@ void run(const Primitive& primitive, const float* a, const float* b, float* out)
 
 }  // namespace
 
-bool onednn_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t m, int64_t k,
-                  int64_t n) {
-  if (m * k * n < kMinMultiplyAdds || n < kMinColumns) return false;
-  // Threads take blocks of rows, whose elements of `a` lie together unless `a` is stored
-  // transposed; then blocks of columns.
-  const bool split_rows = !a.transposed;
-  const int64_t extent = split_rows ? m : n;
-  const int64_t granules = (extent + kPieceGranule - 1) / kPieceGranule;
-  const int64_t piece_granules = (granules + thread_count() - 1) / thread_count();
-  const int64_t pieces = (granules + piece_granules - 1) / piece_granules;
-  const int64_t piece_extent = std::min(piece_granules * kPieceGranule, extent);
-  const int64_t last_extent = extent - (pieces - 1) * piece_extent;
-  const auto layout = [&](int64_t this_extent) {
-    return PieceLayout{split_rows ? this_extent : m,
-                       k,
-                       split_rows ? n : this_extent,
-                       a.leading,
-                       b.leading,
-                       n,
-                       a.transposed,
-                       b.transposed};
-  };
-  std::shared_ptr<const Primitive> full, last;
+bool onednn_takes(int64_t m, int64_t k, int64_t n) {
+  return m * k * n >= kMinMultiplyAdds && n >= kMinColumns;
+}
+
+bool onednn_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
+                  int64_t m, int64_t k, int64_t n) {
+  std::shared_ptr<const Primitive> primitive;
   try {
-    full = primitive_for(layout(piece_extent));
-    last = last_extent == piece_extent ? full : primitive_for(layout(last_extent));
+    primitive =
+        primitive_for({m, k, n, a.leading, b.leading, out_leading, a.transposed, b.transposed});
   } catch (const dnnl::error&) {
-    return false;  // a layout oneDNN has no kernel for: OpenBLAS's
+    return false;  // a layout oneDNN has no kernel for
   }
-  parallel_for(pieces, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t piece = begin; piece < end; ++piece) {
-      const int64_t start = piece * piece_extent;
-      const Primitive& primitive = piece == pieces - 1 ? *last : *full;
-      if (split_rows) {
-        run(primitive, a.data + start * a.leading, b.data, out + start * n);
-      } else {
-        run(primitive, a.data, b.data + (b.transposed ? start * b.leading : start), out + start);
-      }
-    }
-  });
+  run(*primitive, a.data, b.data, out);
   return true;
 }
 

@@ -1,16 +1,16 @@
-// Large float32 matrix products through oneDNN's matmul primitive, on lazuli's thread pool.
+// Large float32 matrix products through oneDNN's matmul primitive, one single-threaded call per
+// block of the product (runtime/blas_matmul.cpp splits a product across lazuli's thread pool).
 //
 // Why oneDNN beside OpenBLAS: measured on the fusion and training suites' products (2 threads,
-// AVX-512), oneDNN's JIT-generated kernels run a (131072,128)x(128,128) product in 24 ms against
-// OpenBLAS's 31, the narrow (131072,128)x(128,16) in 6 against 12-14, and the training suite's
-// (512,1024)x(1024,1024) products about 10% faster. On small products (the digits step's 64x64
-// matrices) each oneDNN call costs tens of microseconds more than OpenBLAS's whole product, so
-// those, float64 and narrow N stay with OpenBLAS (runtime/blas_matmul.cpp picks).
+// AVX-512; `lazuli-bench --suite gemm` against a build with LAZULI_WITH_ONEDNN=OFF), oneDNN's
+// JIT-generated kernels run a (131072,128)x(128,128) product about 1.3x as fast as OpenBLAS, the
+// narrow (131072,128)x(128,16) 2.2x, and the training suite's (512,1024)x(1024,1024) products
+// about 1.2x. On small products (the digits step's 64x64 matrices) each oneDNN call costs tens of
+// microseconds more than OpenBLAS's whole product, so those, float64 and narrow N stay with
+// OpenBLAS.
 //
-// Threads: each of runtime::parallel_for's threads runs a single-threaded primitive on its own
-// block of the product's rows (or of its columns, when `a` is stored transposed and its rows
-// would be strided). oneDNN's own OpenMP pool is never started, so no third pool spins beside
-// lazuli's and OpenBLAS's, and LZ_NUM_THREADS governs these products too.
+// Threads: the primitives are created and run with OpenMP's thread count at 1 on the calling
+// thread, so oneDNN's own OpenMP pool never starts: no third pool spins beside lazuli's.
 #pragma once
 
 #include <cstdint>
@@ -26,12 +26,16 @@ struct GemmOperand {
   int64_t leading;
 };
 
-/// out [m, n] (rows `n` apart) = a [m, k] @ b [k, n] with oneDNN, when the product has at least
-/// 2^22 multiply-adds (about 40 us of work, so a call's own cost stays a few percent) and N is at
-/// least 16 (oneDNN's single-threaded kernels lose to OpenBLAS's on N = 10). Returns false, doing
-/// nothing, for other products, when oneDNN cannot run this one, or when lazuli was built without
-/// oneDNN (LAZULI_WITH_ONEDNN=OFF).
-bool onednn_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t m, int64_t k,
-                  int64_t n);
+/// Whether oneDNN should compute an [m, k] @ [k, n] float32 product: one of at least 2^22
+/// multiply-adds (about 40 us of work, so a call's own cost stays a few percent) with N of at
+/// least 16 (oneDNN's single-threaded kernels lose to OpenBLAS's on N = 10), in a lazuli built
+/// with oneDNN (LAZULI_WITH_ONEDNN).
+bool onednn_takes(int64_t m, int64_t k, int64_t n);
+
+/// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread. Returns
+/// false, doing nothing, when oneDNN has no kernel for this layout, or lazuli was built without
+/// oneDNN. Threads may run it at once, on the same layout too.
+bool onednn_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
+                  int64_t m, int64_t k, int64_t n);
 
 }  // namespace lz::runtime

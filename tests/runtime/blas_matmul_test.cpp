@@ -254,12 +254,23 @@ TEST(BlasMatMulTest, IntegerDtypesAreLeftToTheCaller) {
   }
 }
 
-TEST(BlasMatMulTest, BlasUsesLazuliThreadCount) {
-  for (int threads : {1, 3, 2}) {
+// Products split into a block per thread of lazuli's pool (rows, or columns when a is stored
+// transposed), with a last block shorter than the others at 3 and 5 threads; OpenBLAS itself
+// stays on one thread.
+TEST(BlasMatMulTest, ProductsSplitAcrossLazulisThreadsMatchTheInterpreter) {
+  for (int threads : {1, 3, 2, 5}) {
     set_thread_count(threads);
+    SCOPED_TRACE(std::to_string(threads) + " threads");
     expect_matches_interpreter<float>({2, 300, 200}, {200, 100}, 1e-4, threads);
     expect_matches_interpreter<double>({300, 200}, {2, 200, 100}, 1e-12, threads);
-    EXPECT_EQ(openblas_get_num_threads(), threads);
+    for (const auto& [a_transposed, b_transposed] :
+         {std::pair(false, true), std::pair(true, false), std::pair(true, true)}) {
+      expect_matches_interpreter<float>({301, 203}, {203, 97}, 1e-4, threads, a_transposed,
+                                        b_transposed);
+      expect_matches_interpreter<double>({301, 203}, {203, 97}, 1e-12, threads, a_transposed,
+                                         b_transposed);
+    }
+    EXPECT_EQ(openblas_get_num_threads(), 1);
   }
   set_thread_count(0);
 }

@@ -1,6 +1,6 @@
-// onednn_sgemm against products summed in double: which products it takes, and every way it
-// splits one across threads (blocks of rows, or of columns when `a` is stored transposed, with a
-// last block shorter than the rest), each operand stored either way round.
+// onednn_sgemm against products summed in double: each operand stored either way round, blocks of
+// a larger product (rows `out_leading` apart), several threads running one layout at once, and
+// which products onednn_takes.
 #include "runtime/onednn_gemm.h"
 
 #include <gtest/gtest.h>
@@ -10,9 +10,8 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
-
-#include "runtime/thread_pool.h"
 
 namespace lz::runtime {
 namespace {
@@ -36,11 +35,14 @@ std::string describe(const Product& p) {
          std::to_string(p.n) + "]" + (p.b_transposed ? " stored transposed" : "");
 }
 
-/// Runs onednn_sgemm on random operands stored as `p` says, and checks every element against the
-/// sum in double, within 1e-5 of the sum of |a_ik b_kj| (the rounding of a float32 sum in
-/// another order).
-void expect_matches_double_sums(const Product& p) {
-  SCOPED_TRACE(describe(p) + " on " + std::to_string(thread_count()) + " threads");
+/// Runs onednn_sgemm on random operands stored as `p` says, writing columns [first, first + n)
+/// of an output `out_n` wide, and checks every element against the sum in double, within 1e-5
+/// of the sum of |a_ik b_kj| (the rounding of a float32 sum in another order), and that the
+/// columns around them are untouched.
+void expect_matches_double_sums(const Product& p, int64_t out_n = 0, int64_t first = 0) {
+  if (out_n == 0) out_n = p.n;
+  SCOPED_TRACE(describe(p) + " into columns " + std::to_string(first) + "+ of " +
+               std::to_string(out_n));
   // a[i][l] is stored at a_data[i * k + l], or at [l * m + i] when transposed; b likewise.
   const std::vector<float> a = random_values(p.m * p.k, 1);
   const std::vector<float> b = random_values(p.k * p.n, 2);
@@ -50,19 +52,27 @@ void expect_matches_double_sums(const Product& p) {
   const auto b_at = [&](int64_t l, int64_t j) {
     return b[p.b_transposed ? j * p.k + l : l * p.n + j];
   };
-  std::vector<float> out(p.m * p.n, std::numeric_limits<float>::quiet_NaN());
+  const float untouched = -12345.0f;
+  std::vector<float> out(p.m * out_n, untouched);
   ASSERT_TRUE(onednn_sgemm({a.data(), p.a_transposed, p.a_transposed ? p.m : p.k},
-                           {b.data(), p.b_transposed, p.b_transposed ? p.k : p.n}, out.data(), p.m,
-                           p.k, p.n));
+                           {b.data(), p.b_transposed, p.b_transposed ? p.k : p.n},
+                           out.data() + first, out_n, p.m, p.k, p.n));
   int failures = 0;
   for (int64_t i = 0; i < p.m && failures < 5; ++i) {
-    for (int64_t j = 0; j < p.n && failures < 5; ++j) {
+    for (int64_t j = 0; j < out_n && failures < 5; ++j) {
+      const float got = out[i * out_n + j];
+      if (j < first || j >= first + p.n) {
+        if (got != untouched) {
+          ++failures;
+          ADD_FAILURE() << "element (" << i << ", " << j << ") outside the block was written";
+        }
+        continue;
+      }
       double sum = 0, magnitude = 0;
       for (int64_t l = 0; l < p.k; ++l) {
-        sum += double{a_at(i, l)} * b_at(l, j);
-        magnitude += std::abs(double{a_at(i, l)} * b_at(l, j));
+        sum += double{a_at(i, l)} * b_at(l, j - first);
+        magnitude += std::abs(double{a_at(i, l)} * b_at(l, j - first));
       }
-      const float got = out[i * p.n + j];
       if (!(std::abs(got - sum) <= 1e-5 * magnitude)) {
         ++failures;
         ADD_FAILURE() << "element (" << i << ", " << j << "): " << got << ", in double " << sum;
@@ -71,45 +81,33 @@ void expect_matches_double_sums(const Product& p) {
   }
 }
 
-class OnednnGemmTest : public ::testing::Test {
- protected:
-  void TearDown() override { set_thread_count(0); }
-};
-
-TEST_F(OnednnGemmTest, TakesLargeProductsSplitEveryWayAcrossThreads) {
-  // 301 rows: 19 blocks of 16, so 2, 3 and 5 threads leave a shorter last piece; 97 columns
-  // likewise when a is stored transposed and threads take columns.
-  for (const int threads : {1, 2, 3, 5}) {
-    set_thread_count(threads);
-    for (const bool a_transposed : {false, true}) {
-      for (const bool b_transposed : {false, true}) {
-        expect_matches_double_sums({301, 203, 97, a_transposed, b_transposed});
-      }
+TEST(OnednnGemmTest, EveryOperandLayoutMatchesDoubleSums) {
+  for (const bool a_transposed : {false, true}) {
+    for (const bool b_transposed : {false, true}) {
+      expect_matches_double_sums({301, 203, 97, a_transposed, b_transposed});
     }
   }
 }
 
-TEST_F(OnednnGemmTest, NarrowProductsOfManyRowsAreTaken) {
-  set_thread_count(2);
-  expect_matches_double_sums({16411, 128, 16, false, false});
+TEST(OnednnGemmTest, ABlockOfColumnsWritesOnlyItsColumns) {
+  expect_matches_double_sums({77, 130, 33, true, false}, /*out_n=*/100, /*first=*/40);
 }
 
-TEST_F(OnednnGemmTest, MoreThreadsThanBlocksLeaveTheRestIdle) {
-  // 33 columns are 3 blocks of 16: 8 threads get at most 3 pieces.
-  set_thread_count(8);
-  expect_matches_double_sums({20000, 300, 33, true, false});
+TEST(OnednnGemmTest, ThreadsRunOneLayoutAtOnce) {
+  // Each primitive's scratch memory is its caller's: with oneDNN's default, runs of one
+  // primitive shared one scratchpad and gave wrong sums.
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t) {
+    threads.emplace_back([] { expect_matches_double_sums({400, 256, 64, false, false}); });
+  }
+  for (std::thread& thread : threads) thread.join();
 }
 
-TEST_F(OnednnGemmTest, SmallOrNarrowProductsAreLeftToOpenBlas) {
-  std::vector<float> a(64 * 1024, 1.0f), b(1024 * 1024, 1.0f), out(64 * 1024, -1.0f);
-  // 64 x 64 x 128: far below 2^22 multiply-adds.
-  EXPECT_FALSE(
-      onednn_sgemm({a.data(), false, 64}, {b.data(), false, 128}, out.data(), 64, 64, 128));
-  // 512 x 1024 x 10: large, but N below 16.
-  std::vector<float> tall(512 * 1024, 1.0f);
-  EXPECT_FALSE(
-      onednn_sgemm({tall.data(), false, 1024}, {b.data(), false, 10}, out.data(), 512, 1024, 10));
-  EXPECT_EQ(out[0], -1.0f) << "a declined product must leave out alone";
+TEST(OnednnGemmTest, TakesLargeProductsOfSixteenColumnsOrMore) {
+  EXPECT_TRUE(onednn_takes(131072, 128, 16));
+  EXPECT_TRUE(onednn_takes(512, 1024, 1024));
+  EXPECT_FALSE(onednn_takes(64, 64, 128)) << "2^19 multiply-adds: OpenBLAS's";
+  EXPECT_FALSE(onednn_takes(512, 1024, 10)) << "N below 16: OpenBLAS's";
 }
 
 }  // namespace
