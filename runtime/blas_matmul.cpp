@@ -59,28 +59,36 @@ void gemm_block(GemmOperand<double> a, GemmOperand<double> b, double* out, int64
 
 /// out [m, n] = a [m, k] @ b [k, n], with m, k and n at most kMaxBlasDimension, split into a block
 /// per thread: of rows, whose elements of `a` lie together, or of columns when `a` is stored
-/// transposed. Each block is one single-threaded call (gemm_block).
+/// transposed (its rows would be strided: oneDNN ran such blocks at half speed), unless the other
+/// dimension has more blocks to give (a matrix times a vector, a narrow transposed product). Each
+/// block is one single-threaded call (gemm_block), through oneDNN where it takes the block.
 template <class T>
 void gemm(GemmOperand<T> a, GemmOperand<T> b, T* out, int64_t m, int64_t k, int64_t n) {
-  const bool onednn = std::is_same_v<T, float> && onednn_takes(m, k, n);
-  const bool split_rows = !a.transposed;
+  const int64_t threads = m * k * n >= kMinSplitMultiplyAdds ? thread_count() : 1;
+  const auto granules = [](int64_t extent) { return (extent + kBlockGranule - 1) / kBlockGranule; };
+  const bool preferred_rows = !a.transposed;
+  const int64_t preferred = granules(preferred_rows ? m : n);
+  const int64_t other = granules(preferred_rows ? n : m);
+  const bool split_rows =
+      preferred >= threads || preferred >= other ? preferred_rows : !preferred_rows;
   const int64_t extent = split_rows ? m : n;
-  int64_t block_extent = extent;
-  if (m * k * n >= kMinSplitMultiplyAdds) {
-    const int64_t granules = (extent + kBlockGranule - 1) / kBlockGranule;
-    const int64_t threads = thread_count();
-    block_extent = std::min(extent, (granules + threads - 1) / threads * kBlockGranule);
-  }
+  const int64_t block_extent =
+      std::min(extent, (granules(extent) + threads - 1) / threads * kBlockGranule);
   const int64_t blocks = (extent + block_extent - 1) / block_extent;
   const auto run_block = [&](int64_t block) {
     const int64_t start = block * block_extent;
     const int64_t length = std::min(block_extent, extent - start);
     if (split_rows) {
-      gemm_block({a.data + start * a.leading, a.transposed, a.leading}, b, out + start * n, n,
-                 length, k, n, onednn);
+      // Row `start` of a transposed a is column `start` of the [k, m] matrix stored.
+      const GemmOperand<T> rows{a.data + (a.transposed ? start : start * a.leading), a.transposed,
+                                a.leading};
+      gemm_block(rows, b, out + start * n, n, length, k, n,
+                 std::is_same_v<T, float> && onednn_takes(length, k, n));
     } else {
-      gemm_block(a, {b.data + (b.transposed ? start * b.leading : start), b.transposed, b.leading},
-                 out + start, n, m, k, length, onednn);
+      const GemmOperand<T> columns{b.data + (b.transposed ? start * b.leading : start),
+                                   b.transposed, b.leading};
+      gemm_block(a, columns, out + start, n, m, k, length,
+                 std::is_same_v<T, float> && onednn_takes(m, k, length));
     }
   };
   if (blocks == 1) {

@@ -7,7 +7,7 @@
 // keeps each one as a kernel of its own for an external call). Integer dtypes have no BLAS routine
 // and stay with the caller.
 //
-// Threads: a product of 2^18 multiply-adds or more is split into a block of rows (of columns when
+// Threads: a product of 2^20 multiply-adds or more is split into a block of rows (of columns when
 // `a` is stored transposed) per thread of runtime::parallel_for, each one single-threaded call, so
 // LZ_NUM_THREADS and set_thread_count() govern products too. OpenBLAS is kept to one thread: its
 // own pool spun for about 0.1 s after each product (sched_yield), and a spinning thread on one of

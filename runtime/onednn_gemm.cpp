@@ -12,6 +12,12 @@
 
 // libgomp's, which oneDNN's Debian build runs on; omp.h would need -fopenmp.
 extern "C" void omp_set_num_threads(int num_threads);
+extern "C" int omp_get_max_threads(void);
+
+#if DNNL_VERSION_MAJOR != 2
+#error \
+    "lazuli's oneDNN matmul is written against oneDNN 2 (dnnl::matmul::desc); configure with -DLAZULI_WITH_ONEDNN=OFF"
+#endif
 
 namespace lz::runtime {
 namespace {
@@ -49,17 +55,30 @@ struct Primitive {
   dnnl::matmul matmul;
 };
 
+// Never destroyed, like lazuli's other caches: a product still queued on a stream when the
+// program exits runs after static objects are destroyed.
 dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
+  static dnnl::engine* const engine = new dnnl::engine(dnnl::engine::kind::cpu, 0);
+  return *engine;
 }
 
 /// oneDNN sizes its parallel regions by the calling thread's OpenMP thread count, when it creates
-/// a primitive and when it runs one; at 1, both stay on the calling thread.
-void run_single_threaded_here() {
-  thread_local const bool set = (omp_set_num_threads(1), true);
-  static_cast<void>(set);
-}
+/// a primitive and when it runs one; at 1, both stay on the calling thread. The thread may be
+/// the user's (a blocking point runs work itself), whose own OpenMP count is put back.
+class SingleThreadedOpenMp {
+ public:
+  SingleThreadedOpenMp() : saved_(omp_get_max_threads()) {
+    if (saved_ != 1) omp_set_num_threads(1);
+  }
+  ~SingleThreadedOpenMp() {
+    if (saved_ != 1) omp_set_num_threads(saved_);
+  }
+  SingleThreadedOpenMp(const SingleThreadedOpenMp&) = delete;
+  SingleThreadedOpenMp& operator=(const SingleThreadedOpenMp&) = delete;
+
+ private:
+  int saved_;
+};
 
 /// The matrices' memory descriptor: rows and columns `leading` elements apart, or, when
 /// transposed, the other way round.
@@ -69,14 +88,20 @@ dnnl::memory::desc matrix_desc(int64_t rows, int64_t columns, int64_t leading, b
   return dnnl::memory::desc({rows, columns}, dnnl::memory::data_type::f32, strides);
 }
 
+/// The primitive for `layout`, created at its first use. Creating holds the cache's lock, so two
+/// threads never create primitives at once: the blocks of one product would otherwise each
+/// compile the same kernel, and oneDNN's own cache hands such racing threads one descriptor,
+/// whose reads ThreadSanitizer reports unordered with its writes (oneDNN's synchronization is in
+/// uninstrumented code).
+/// Null for a layout oneDNN has no kernel for, which is remembered too.
 std::shared_ptr<const Primitive> primitive_for(const PieceLayout& layout) {
-  static std::mutex mutex;
-  static std::unordered_map<PieceLayout, std::shared_ptr<const Primitive>, PieceLayoutHash> cache;
-  {
-    std::lock_guard lock(mutex);
-    if (auto found = cache.find(layout); found != cache.end()) return found->second;
-  }
-  run_single_threaded_here();
+  static std::mutex* const mutex = new std::mutex;
+  static auto* const cache =
+      new std::unordered_map<PieceLayout, std::shared_ptr<const Primitive>, PieceLayoutHash>;
+  std::lock_guard lock(*mutex);
+  if (auto found = cache->find(layout); found != cache->end()) return found->second;
+  if (cache->size() >= kMaxCachedPrimitives) cache->clear();
+  const SingleThreadedOpenMp single_threaded;
   const dnnl::memory::desc a =
       matrix_desc(layout.m, layout.k, layout.a_leading, layout.a_transposed);
   const dnnl::memory::desc b =
@@ -84,17 +109,20 @@ std::shared_ptr<const Primitive> primitive_for(const PieceLayout& layout) {
   const dnnl::memory::desc out = matrix_desc(layout.m, layout.n, layout.out_leading, false);
   dnnl::primitive_attr attributes;
   attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(a, b, out), attributes,
-                                                 cpu_engine());
-  auto primitive = std::make_shared<const Primitive>(
-      Primitive{a, b, out, description.scratchpad_desc(), dnnl::matmul(description)});
-  std::lock_guard lock(mutex);
-  if (cache.size() >= kMaxCachedPrimitives) cache.clear();
-  return cache.try_emplace(layout, std::move(primitive)).first->second;
+  std::shared_ptr<const Primitive> primitive;
+  try {
+    const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(a, b, out), attributes,
+                                                   cpu_engine());
+    primitive = std::make_shared<const Primitive>(
+        Primitive{a, b, out, description.scratchpad_desc(), dnnl::matmul(description)});
+  } catch (const dnnl::error&) {
+    // No kernel for this layout: the caller takes OpenBLAS's, now and next time.
+  }
+  return cache->try_emplace(layout, std::move(primitive)).first->second;
 }
 
 void run(const Primitive& primitive, const float* a, const float* b, float* out) {
-  run_single_threaded_here();
+  const SingleThreadedOpenMp single_threaded;
   thread_local dnnl::stream stream(cpu_engine());
   // Aligned to a page, as oneDNN's own scratchpads are.
   constexpr size_t kScratchAlignment = 4096;
@@ -110,6 +138,7 @@ void run(const Primitive& primitive, const float* a, const float* b, float* out)
                {DNNL_ARG_WEIGHTS, dnnl::memory(primitive.b, engine, const_cast<float*>(b))},
                {DNNL_ARG_DST, dnnl::memory(primitive.out, engine, out)},
                {DNNL_ARG_SCRATCHPAD, dnnl::memory(primitive.scratchpad, engine, aligned)}});
+  stream.wait();  // a no-op for the OpenMP runtime's synchronous execution, but not promised
 }
 
 }  // namespace
@@ -120,13 +149,9 @@ bool onednn_takes(int64_t m, int64_t k, int64_t n) {
 
 bool onednn_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
                   int64_t m, int64_t k, int64_t n) {
-  std::shared_ptr<const Primitive> primitive;
-  try {
-    primitive =
-        primitive_for({m, k, n, a.leading, b.leading, out_leading, a.transposed, b.transposed});
-  } catch (const dnnl::error&) {
-    return false;  // a layout oneDNN has no kernel for
-  }
+  const std::shared_ptr<const Primitive> primitive =
+      primitive_for({m, k, n, a.leading, b.leading, out_leading, a.transposed, b.transposed});
+  if (primitive == nullptr) return false;
   run(*primitive, a.data, b.data, out);
   return true;
 }

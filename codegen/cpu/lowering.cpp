@@ -29,8 +29,9 @@ using ir::Node;
 using ir::Op;
 using llvm::Value;
 
-/// Vectors per iteration of a reduction loop: enough independent accumulators to cover the
-/// latency of a vector add.
+/// Vectors per iteration of a reduction loop: independent accumulators to hide part of a vector
+/// add's latency, yet few enough that a row of 16 float32 still runs as vector code (at 4, the
+/// mlp's (131072,16) softmax took 14 ms instead of 1.8).
 constexpr int kReductionInterleave = 2;
 // Streamed outputs are written from a position that is a multiple of this on (elements), where
 // each output's address is a multiple of 64 bytes, whatever its dtype.

@@ -13,6 +13,10 @@
 #include <thread>
 #include <vector>
 
+// libgomp's, which oneDNN runs on (runtime/onednn_gemm.cpp).
+extern "C" void omp_set_num_threads(int num_threads);
+extern "C" int omp_get_max_threads(void);
+
 namespace lz::runtime {
 namespace {
 
@@ -101,6 +105,17 @@ TEST(OnednnGemmTest, ThreadsRunOneLayoutAtOnce) {
     threads.emplace_back([] { expect_matches_double_sums({400, 256, 64, false, false}); });
   }
   for (std::thread& thread : threads) thread.join();
+}
+
+// A blocking point runs work on the user's thread: oneDNN runs there with OpenMP's count at 1,
+// and the user's own count is put back.
+TEST(OnednnGemmTest, TheCallersOpenMpThreadCountIsPutBack) {
+  omp_set_num_threads(3);
+  expect_matches_double_sums({300, 200, 64, false, false});
+  EXPECT_EQ(omp_get_max_threads(), 3);
+  omp_set_num_threads(1);
+  expect_matches_double_sums({300, 200, 64, false, true});
+  EXPECT_EQ(omp_get_max_threads(), 1);
 }
 
 TEST(OnednnGemmTest, TakesLargeProductsOfSixteenColumnsOrMore) {
