@@ -2,7 +2,6 @@
 
 #include <dnnl.hpp>
 
-#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <memory>
@@ -28,16 +27,16 @@ constexpr int64_t kMinColumns = 16;
 // of ever-new shapes from keeping their generated code forever.
 constexpr size_t kMaxCachedPrimitives = 256;
 
-/// Everything a piece's primitive depends on: its shape and how its operands lie in memory.
-struct PieceLayout {
+/// Everything a block's primitive depends on: its shape and how its operands lie in memory.
+struct BlockLayout {
   int64_t m, k, n;
   int64_t a_leading, b_leading, out_leading;
   bool a_transposed, b_transposed;
-  bool operator==(const PieceLayout&) const = default;
+  bool operator==(const BlockLayout&) const = default;
 };
 
-struct PieceLayoutHash {
-  size_t operator()(const PieceLayout& layout) const {
+struct BlockLayoutHash {
+  size_t operator()(const BlockLayout& layout) const {
     size_t hash = 0;
     for (const int64_t field :
          {layout.m, layout.k, layout.n, layout.a_leading, layout.b_leading, layout.out_leading,
@@ -48,7 +47,7 @@ struct PieceLayoutHash {
   }
 };
 
-/// A piece's primitive. Its scratch memory is the caller's (scratchpad_mode::user), so threads
+/// A block's primitive. Its scratch memory is the caller's (scratchpad_mode::user), so threads
 /// may run one primitive at once: with oneDNN's default, a primitive's runs share one scratchpad.
 struct Primitive {
   dnnl::memory::desc a, b, out, scratchpad;
@@ -88,16 +87,15 @@ dnnl::memory::desc matrix_desc(int64_t rows, int64_t columns, int64_t leading, b
   return dnnl::memory::desc({rows, columns}, dnnl::memory::data_type::f32, strides);
 }
 
-/// The primitive for `layout`, created at its first use. Creating holds the cache's lock, so two
-/// threads never create primitives at once: the blocks of one product would otherwise each
-/// compile the same kernel, and oneDNN's own cache hands such racing threads one descriptor,
-/// whose reads ThreadSanitizer reports unordered with its writes (oneDNN's synchronization is in
-/// uninstrumented code).
-/// Null for a layout oneDNN has no kernel for, which is remembered too.
-std::shared_ptr<const Primitive> primitive_for(const PieceLayout& layout) {
+/// The primitive for `layout`, created at its first use; null for a layout oneDNN has no kernel
+/// for, which is remembered too. Creating holds the cache's lock, so two threads never create
+/// primitives at once: the blocks of one product would otherwise each compile the same kernel,
+/// and oneDNN's own cache hands such racing threads one descriptor, whose reads ThreadSanitizer
+/// reports unordered with its writes (oneDNN's synchronization is in uninstrumented code).
+std::shared_ptr<const Primitive> primitive_for(const BlockLayout& layout) {
   static std::mutex* const mutex = new std::mutex;
   static auto* const cache =
-      new std::unordered_map<PieceLayout, std::shared_ptr<const Primitive>, PieceLayoutHash>;
+      new std::unordered_map<BlockLayout, std::shared_ptr<const Primitive>, BlockLayoutHash>;
   std::lock_guard lock(*mutex);
   if (auto found = cache->find(layout); found != cache->end()) return found->second;
   if (cache->size() >= kMaxCachedPrimitives) cache->clear();
