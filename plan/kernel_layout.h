@@ -47,8 +47,8 @@ bool cpu_streams_outputs(const Kernel& kernel);
 int64_t cpu_streaming_threshold_bytes();
 
 /// Overrides cpu_streaming_threshold_bytes() (tests, which stream small outputs); a negative
-/// value restores the default. The kernel key holds the choice, so kernels compiled before keep
-/// theirs.
+/// value restores the default. The kernel key holds the choice, so a kernel keyed before keeps
+/// its choice: compiled code, and a plan-cache entry's remembered key.
 void set_cpu_streaming_threshold_bytes(int64_t bytes);
 
 /// The loops of a kernel with reductions, all over the same input shape and axes.

@@ -196,7 +196,7 @@ std::string kernel_key(const Kernel& kernel, Sizes sizes) {
     append_number(key, nodes.at(output.get()));
   }
   if (sizes == Sizes::Runtime) append_size_choices(key, kernel);
-  // A flat kernel serves every size but one: code that streams its outputs, or code that does not.
+  // Flat code serves every size, with its outputs streamed or not: the key says which.
   if (sizes == Sizes::Flat && cpu_streams_outputs(kernel)) key += ";stream";
   return key;
 }
