@@ -14,7 +14,8 @@
 //   movement or a broadcast is index arithmetic (a gather's, computed from its index operand's
 //   value) and a 0-d full is a parameter: nothing is copied.
 // - matmul runs alone (an external BLAS call): it fuses into nothing, so its elementwise epilogue
-//   (bias, relu) forms one kernel after it, and nothing fuses into it but a transpose of an
+//   (bias, relu) forms one kernel after it (which the runtime then runs on each block of the
+//   product's rows, passes/matmul_epilogues.h), and nothing fuses into it but a transpose of an
 //   operand's last two axes that only it reads and nobody asked for (h^T in a gradient h^T @ g):
 //   the library reads that operand's buffer transposed instead of a copy (plan::matmul_operand).
 // - A collective (all_sum, all_gather, ...) runs alone too, through the communicator: nothing
@@ -63,7 +64,9 @@
 // Kernels are ordered by their roots' positions. That respects dependencies: a value crossing
 // kernels is either a root, which precedes its readers, or a shared node placed by the rule above.
 // Then each collective moves up to just after the kernels it reads (passes/collective_hoisting.h),
-// so that communication overlaps the kernels after it.
+// so that communication overlaps the kernels after it. Last, each matmul takes the elementwise
+// kernel reading its product as its epilogue (passes/matmul_epilogues.h), run on the product's
+// rows in cache.
 //
 // Cost: one backward walk over consumer lists, plus, when a reduction joins a kernel, a walk over
 // the part of that kernel depending on it (bounded by max_kernel_ops). No recursion.
@@ -81,6 +84,7 @@
 #include "lazuli/error.h"
 #include "passes/collective_hoisting.h"
 #include "passes/flat_kernel_merging.h"
+#include "passes/matmul_epilogues.h"
 #include "passes/pass.h"
 #include "plan/fusion_plan.h"
 #include "plan/kernel_layout.h"
@@ -598,6 +602,7 @@ class Fusion final : public Pass {
       merge_flat_kernels(*context.fusion, context.graph, context.options);
     }
     hoist_collectives(*context.fusion);
+    if (context.options.fusion) attach_matmul_epilogues(*context.fusion);
   }
 };
 

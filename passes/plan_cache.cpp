@@ -288,6 +288,7 @@ struct PlanCache::Entry {
     std::vector<int32_t> nodes, inputs, outputs;
     /// Shared with every kernel instantiated from this one: hits derive its key once.
     std::shared_ptr<plan::KernelKeyMemo> key_memo = std::make_shared<plan::KernelKeyMemo>();
+    int epilogue = -1;
   };
 
   Signature signature;
@@ -371,7 +372,7 @@ struct PlanCache::Entry {
     plan->kernels.reserve(kernels.size());
     for (const KernelNodes& kernel : kernels) {
       plan->kernels.push_back({kernel.id, pointers(kernel.nodes), pointers(kernel.inputs),
-                               pointers(kernel.outputs), kernel.key_memo});
+                               pointers(kernel.outputs), kernel.key_memo, kernel.epilogue});
     }
     context.fusion = std::move(plan);
     return context;
@@ -425,8 +426,11 @@ struct PlanCache::Entry {
     if (optimized.fusion) {
       entry->fused = true;
       for (const plan::Kernel& kernel : optimized.fusion->kernels) {
-        entry->kernels.push_back({kernel.id, positions(kernel.nodes), positions(kernel.inputs),
-                                  positions(kernel.outputs)});
+        entry->kernels.push_back({.id = kernel.id,
+                                  .nodes = positions(kernel.nodes),
+                                  .inputs = positions(kernel.inputs),
+                                  .outputs = positions(kernel.outputs),
+                                  .epilogue = kernel.epilogue});
       }
     }
     entry->options = optimized.options;

@@ -126,6 +126,10 @@ std::string print_fusion_plan(const FusionPlan& plan, const ir::Graph& graph) {
     printer.names(out, kernel.outputs);
     out += "):\n";
     for (const ir::NodePtr& node : kernel.nodes) printer.node_line(out, node);
+    if (kernel.epilogue >= 0) {
+      out += "  # epilogue: kernel " + std::to_string(kernel.epilogue) +
+             ", run on each block of the product's rows while they are in cache\n";
+    }
     for (const FusionRefusal* refusal : refusals_after[k]) refusal_line(out, *refusal);
   }
   // A refusal whose producer is in no kernel (a malformed plan) still shows.

@@ -24,6 +24,10 @@ struct Kernel {
   /// Shared by the kernels of one structure (the plan cache's), so that what their compiled code
   /// is found by is derived once; null when the kernel is the only one of its kind.
   std::shared_ptr<KernelKeyMemo> key_memo;
+  /// For a matmul kernel, the position in FusionPlan::kernels of its epilogue: a later kernel
+  /// that computes from the product element for element and runs on each block of the product's
+  /// rows as soon as it is computed (passes/matmul_epilogues.h); -1 when it has none.
+  int epilogue = -1;
 };
 
 /// A producer -> consumer edge that fusion did not merge, and why ("consumer is a reduction over

@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <limits>
-#include <type_traits>
 #include <vector>
 
 #include "reference/interpreter_internal.h"
@@ -39,10 +39,10 @@ void keep_blas_single_threaded() {
 CBLAS_TRANSPOSE transpose_flag(bool transposed) { return transposed ? CblasTrans : CblasNoTrans; }
 
 /// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread: oneDNN's
-/// when `onednn` and it has a kernel for the layout, else OpenBLAS's.
+/// when it takes the product (onednn_takes) and has a kernel for the layout, else OpenBLAS's.
 void gemm_block(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
-                int64_t m, int64_t k, int64_t n, bool onednn) {
-  if (onednn && onednn_sgemm(a, b, out, out_leading, m, k, n)) return;
+                int64_t m, int64_t k, int64_t n) {
+  if (onednn_takes(m, k, n) && onednn_sgemm(a, b, out, out_leading, m, k, n)) return;
   cblas_sgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data,
               static_cast<int>(a.leading), b.data, static_cast<int>(b.leading), 0.0f, out,
@@ -50,27 +50,83 @@ void gemm_block(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t 
 }
 
 void gemm_block(GemmOperand<double> a, GemmOperand<double> b, double* out, int64_t out_leading,
-                int64_t m, int64_t k, int64_t n, bool) {
+                int64_t m, int64_t k, int64_t n) {
   cblas_dgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a.data,
               static_cast<int>(a.leading), b.data, static_cast<int>(b.leading), 0.0, out,
               static_cast<int>(out_leading));
 }
 
-/// out [m, n] = a [m, k] @ b [k, n], with m, k and n at most kMaxBlasDimension, split into a block
+/// Rows [start, ...) of `a`: row `start` of a transposed a is column `start` of the [k, m]
+/// matrix stored.
+template <class T>
+GemmOperand<T> rows_from(GemmOperand<T> a, int64_t start) {
+  return {a.data + (a.transposed ? start : start * a.leading), a.transposed, a.leading};
+}
+
+/// Where a product's rows go: into `out` (rows n apart, row 0 first), or, with an epilogue, in
+/// blocks of rows through it, written to `out` first where it is set and else to memory of the
+/// thread's own.
+template <class T>
+struct RowSink {
+  T* out;
+  const RowEpilogue* epilogue;  // null: the rows only go to `out`
+  int64_t first_row;            // the product's row that is row 0 here, for the epilogue
+};
+
+// The rows an epilogue receives at a time: about this many bytes, so that they are still in the
+// core's own cache when it reads them (the experiment that chose it found 128 KiB to 512 KiB
+// equally fast, and gemm no slower on such blocks than on a thread's whole share).
+constexpr int64_t kEpilogueBlockBytes = int64_t{256} << 10;
+// Blocks of kBlockGranule rows wider than this would not stay in cache: blas_matmul with an
+// epilogue refuses such products.
+constexpr int64_t kMaxEpilogueBlockBytes = int64_t{4} << 20;
+
+int64_t epilogue_block_rows(int64_t n, int64_t element_bytes) {
+  return std::max(kBlockGranule,
+                  kEpilogueBlockBytes / (n * element_bytes) / kBlockGranule * kBlockGranule);
+}
+
+/// The calling thread's memory for a block of rows that no buffer keeps.
+template <class T>
+T* thread_block_memory(int64_t elements) {
+  thread_local std::vector<T> memory;
+  if (static_cast<int64_t>(memory.size()) < elements) memory.resize(elements);
+  return memory.data();
+}
+
+/// Rows [start, start + length) of a [m, k] @ b [k, n] into `sink`, which has an epilogue, a
+/// block of epilogue_block_rows at a time.
+template <class T>
+void rows_through_epilogue(GemmOperand<T> a, GemmOperand<T> b, const RowSink<T>& sink,
+                           int64_t start, int64_t length, int64_t k, int64_t n) {
+  const int64_t block_rows = std::min(length, epilogue_block_rows(n, sizeof(T)));
+  T* const own = sink.out == nullptr ? thread_block_memory<T>(block_rows * n) : nullptr;
+  for (int64_t row = start; row < start + length; row += block_rows) {
+    const int64_t rows = std::min(block_rows, start + length - row);
+    T* const destination = sink.out == nullptr ? own : sink.out + row * n;
+    gemm_block(rows_from(a, row), b, destination, n, rows, k, n);
+    (*sink.epilogue)(destination, sink.first_row + row, rows);
+  }
+}
+
+/// `sink` = a [m, k] @ b [k, n], with m, k and n at most kMaxBlasDimension, split into a block
 /// per thread: of rows, whose elements of `a` lie together, or of columns when `a` is stored
 /// transposed (its rows would be strided: oneDNN ran such blocks at half speed), unless the other
-/// dimension has more blocks to give (a matrix times a vector, a narrow transposed product). Each
-/// block is one single-threaded call (gemm_block), through oneDNN where it takes the block.
+/// dimension has more blocks to give (a matrix times a vector, a narrow transposed product). An
+/// epilogue takes rows, so with one the blocks are rows. Each block is single-threaded calls
+/// (gemm_block), through oneDNN where it takes the block.
 template <class T>
-void gemm(GemmOperand<T> a, GemmOperand<T> b, T* out, int64_t m, int64_t k, int64_t n) {
+void gemm(GemmOperand<T> a, GemmOperand<T> b, const RowSink<T>& sink, int64_t m, int64_t k,
+          int64_t n) {
   const int64_t threads = m * k * n >= kMinSplitMultiplyAdds ? thread_count() : 1;
   const auto granules = [](int64_t extent) { return (extent + kBlockGranule - 1) / kBlockGranule; };
   const bool preferred_rows = !a.transposed;
   const int64_t preferred = granules(preferred_rows ? m : n);
   const int64_t other = granules(preferred_rows ? n : m);
   const bool split_rows =
-      preferred >= threads || preferred >= other ? preferred_rows : !preferred_rows;
+      sink.epilogue != nullptr ||
+      (preferred >= threads || preferred >= other ? preferred_rows : !preferred_rows);
   const int64_t extent = split_rows ? m : n;
   const int64_t block_extent =
       std::min(extent, (granules(extent) + threads - 1) / threads * kBlockGranule);
@@ -78,17 +134,14 @@ void gemm(GemmOperand<T> a, GemmOperand<T> b, T* out, int64_t m, int64_t k, int6
   const auto run_block = [&](int64_t block) {
     const int64_t start = block * block_extent;
     const int64_t length = std::min(block_extent, extent - start);
-    if (split_rows) {
-      // Row `start` of a transposed a is column `start` of the [k, m] matrix stored.
-      const GemmOperand<T> rows{a.data + (a.transposed ? start : start * a.leading), a.transposed,
-                                a.leading};
-      gemm_block(rows, b, out + start * n, n, length, k, n,
-                 std::is_same_v<T, float> && onednn_takes(length, k, n));
+    if (sink.epilogue != nullptr) {
+      rows_through_epilogue(a, b, sink, start, length, k, n);
+    } else if (split_rows) {
+      gemm_block(rows_from(a, start), b, sink.out + start * n, n, length, k, n);
     } else {
       const GemmOperand<T> columns{b.data + (b.transposed ? start * b.leading : start),
                                    b.transposed, b.leading};
-      gemm_block(a, columns, out + start, n, m, k, length,
-                 std::is_same_v<T, float> && onednn_takes(m, k, length));
+      gemm_block(a, columns, sink.out + start, n, m, k, length);
     }
   };
   if (blocks == 1) {
@@ -100,37 +153,31 @@ void gemm(GemmOperand<T> a, GemmOperand<T> b, T* out, int64_t m, int64_t k, int6
   });
 }
 
-/// out [m, n] = a [m, k] @ b [k, n], each operand stored contiguous (as [k, m] or [n, k] when
+/// sink = a [m, k] @ b [k, n], each operand stored contiguous (as [k, m] or [n, k] when
 /// transposed), with 0 < k, n <= kMaxBlasDimension and m too when a is transposed; rows beyond
 /// what an int counts go to further calls.
 template <class T>
-void multiply_matrices(const T* a, bool a_transposed, const T* b, bool b_transposed, T* out,
-                       int64_t m, int64_t k, int64_t n) {
+void multiply_matrices(const T* a, bool a_transposed, const T* b, bool b_transposed,
+                       const RowSink<T>& sink, int64_t m, int64_t k, int64_t n) {
   const GemmOperand<T> b_operand{b, b_transposed, b_transposed ? k : n};
+  const GemmOperand<T> a_operand{a, a_transposed, a_transposed ? m : k};
   for (int64_t row = 0; row < m; row += kMaxBlasDimension) {
-    const int64_t rows = std::min(m - row, kMaxBlasDimension);
-    // Row `row` of a transposed a starts at column `row` of the [k, m] matrix stored.
-    const GemmOperand<T> rows_of_a{a + (a_transposed ? row : row * k), a_transposed,
-                                   a_transposed ? m : k};
-    gemm(rows_of_a, b_operand, out + row * n, rows, k, n);
+    const RowSink<T> rows_sink{sink.out == nullptr ? nullptr : sink.out + row * n, sink.epilogue,
+                               sink.first_row + row};
+    gemm(rows_from(a_operand, row), b_operand, rows_sink, std::min(m - row, kMaxBlasDimension), k,
+         n);
   }
 }
 
+/// The product of `node` into `out` (null: only through the epilogue), with 0 < k.
 template <class T>
 void multiply(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
-              const memory::Buffer& b, bool b_transposed, memory::Buffer& out) {
+              const memory::Buffer& b, bool b_transposed, T* out, const RowEpilogue* epilogue) {
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;
   const int64_t m = a_shape[a_shape.size() - 2];
   const int64_t k = a_shape[a_shape.size() - 1];
   const int64_t n = b_shape[b_shape.size() - 1];
-  T* result = out.data_as<T>();
-  if (out.size() == 0) return;
-  // BLAS rejects a leading dimension of 0; an empty sum is 0.
-  if (k == 0) {
-    std::fill_n(result, out.size(), T{0});
-    return;
-  }
   const T* a_data = a.data_as<T>();
   const T* b_data = b.data_as<T>();
   const Shape batch(node.shape.begin(), node.shape.end() - 2);
@@ -141,7 +188,8 @@ void multiply(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
   // another exactly like the output's, so [batch * m, k] @ [k, n] is the whole product in one
   // call.
   if (b_batch_count == 1 && a_batch_count == batch_count && !a_transposed) {
-    multiply_matrices(a_data, a_transposed, b_data, b_transposed, result, batch_count * m, k, n);
+    multiply_matrices(a_data, a_transposed, b_data, b_transposed, RowSink<T>{out, epilogue, 0},
+                      batch_count * m, k, n);
     return;
   }
   const std::vector<int64_t> a_strides = reference::detail::matmul_batch_strides(a_shape, batch);
@@ -149,29 +197,65 @@ void multiply(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
   reference::detail::walk_strided<2>(
       batch, {a_strides.data(), b_strides.data()}, {0, 0},
       [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
-        multiply_matrices(a_data + offset[0], a_transposed, b_data + offset[1], b_transposed,
-                          result + batch_index * m * n, m, k, n);
+        const RowSink<T> sink{out == nullptr ? nullptr : out + batch_index * m * n, epilogue,
+                              batch_index * m};
+        multiply_matrices(a_data + offset[0], a_transposed, b_data + offset[1], b_transposed, sink,
+                          m, k, n);
       });
+}
+
+/// Whether BLAS computes `node`'s product: a float32 or float64 one whose extents fit its ints.
+bool blas_takes(const ir::Node& node, bool a_transposed) {
+  if (node.dtype != float32 && node.dtype != float64) return false;
+  const Shape& a_shape = node.inputs[0]->shape;
+  const Shape& b_shape = node.inputs[1]->shape;
+  // k and n are leading dimensions, and so is m when a is stored transposed.
+  return a_shape[a_shape.size() - 1] <= kMaxBlasDimension &&
+         b_shape[b_shape.size() - 1] <= kMaxBlasDimension &&
+         (!a_transposed || a_shape[a_shape.size() - 2] <= kMaxBlasDimension);
+}
+
+int64_t inner_extent(const ir::Node& node) {
+  const Shape& a_shape = node.inputs[0]->shape;
+  return a_shape[a_shape.size() - 1];
 }
 
 }  // namespace
 
 bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
                  const memory::Buffer& b, bool b_transposed, memory::Buffer& out) {
-  if (node.dtype != float32 && node.dtype != float64) return false;
-  const Shape& a_shape = node.inputs[0]->shape;
-  const Shape& b_shape = node.inputs[1]->shape;
-  // k and n are leading dimensions, and so is m when a is stored transposed.
-  if (a_shape[a_shape.size() - 1] > kMaxBlasDimension ||
-      b_shape[b_shape.size() - 1] > kMaxBlasDimension ||
-      (a_transposed && a_shape[a_shape.size() - 2] > kMaxBlasDimension)) {
+  if (!blas_takes(node, a_transposed)) return false;
+  keep_blas_single_threaded();
+  if (out.size() == 0) return true;
+  // BLAS rejects a leading dimension of 0; an empty sum is 0.
+  if (inner_extent(node) == 0) {
+    std::memset(out.data(), 0, out.size() * dtype_size(node.dtype));
+    return true;
+  }
+  if (node.dtype == float32) {
+    multiply<float>(node, a, a_transposed, b, b_transposed, out.data_as<float>(), nullptr);
+  } else {
+    multiply<double>(node, a, a_transposed, b, b_transposed, out.data_as<double>(), nullptr);
+  }
+  return true;
+}
+
+bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
+                 const memory::Buffer& b, bool b_transposed, memory::Buffer* out,
+                 const RowEpilogue& epilogue) {
+  const int64_t n = node.shape.back();
+  if (!blas_takes(node, a_transposed) || inner_extent(node) == 0 ||
+      kBlockGranule * n * dtype_size(node.dtype) > kMaxEpilogueBlockBytes) {
     return false;
   }
   keep_blas_single_threaded();
+  if (node.size() == 0) return true;
   if (node.dtype == float32) {
-    multiply<float>(node, a, a_transposed, b, b_transposed, out);
+    multiply<float>(node, a, a_transposed, b, b_transposed,
+                    out == nullptr ? nullptr : out->data_as<float>(), &epilogue);
   } else {
-    multiply<double>(node, a, a_transposed, b, b_transposed, out);
+    multiply<double>(node, a, a_transposed, b, b_transposed,
+                     out == nullptr ? nullptr : out->data_as<double>(), &epilogue);
   }
   return true;
 }

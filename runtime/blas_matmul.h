@@ -15,6 +15,9 @@
 // (one product in about thirteen of the training suite's wide step).
 #pragma once
 
+#include <cstdint>
+#include <functional>
+
 #include "ir/node.h"
 #include "memory/buffer.h"
 
@@ -31,5 +34,19 @@ namespace lz::runtime {
 /// by the rounding error of a K-term sum in that dtype.
 bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
                  const memory::Buffer& b, bool b_transposed, memory::Buffer& out);
+
+/// Work on a block of a product's rows right after they are computed, on the thread that
+/// computed them, while they are in cache: rows [first, first + count) of the product (its
+/// matrices' rows counted one after another), stored contiguous at `rows`, each N elements of
+/// the product's dtype.
+using RowEpilogue = std::function<void(const void* rows, int64_t first, int64_t count)>;
+
+/// blas_matmul computing the product in blocks of rows of about 256 KiB, split by rows across
+/// threads, each passed to `epilogue` as soon as it is computed: into `out`, or, where `out` is
+/// null, into memory of the thread's own that the next block reuses, so the product never
+/// reaches a buffer. Also returns false, doing nothing, for an empty sum (K = 0).
+bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
+                 const memory::Buffer& b, bool b_transposed, memory::Buffer* out,
+                 const RowEpilogue& epilogue);
 
 }  // namespace lz::runtime

@@ -9,4 +9,9 @@ bool blas_matmul(const ir::Node&, const memory::Buffer&, bool, const memory::Buf
   return false;
 }
 
+bool blas_matmul(const ir::Node&, const memory::Buffer&, bool, const memory::Buffer&, bool,
+                 memory::Buffer*, const RowEpilogue&) {
+  return false;
+}
+
 }  // namespace lz::runtime

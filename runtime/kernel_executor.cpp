@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <unordered_map>
 
 #include "codegen/cpu/kernel_cache.h"
@@ -105,6 +107,28 @@ std::vector<uint64_t> combined_partial_states(const codegen::LoadedPhase& partia
   return combined;
 }
 
+/// Allocates a buffer for each of `kernel`'s outputs; running out of memory names the output.
+std::vector<BufferPtr> allocate_outputs(const plan::Kernel& kernel) {
+  std::vector<BufferPtr> outputs;
+  for (const ir::NodePtr& output : kernel.outputs) {
+    try {
+      outputs.push_back(memory::Buffer::allocate(output->dtype, output->size()));
+    } catch (const std::bad_alloc&) {
+      fail_out_of_memory(*output);
+    }
+  }
+  return outputs;
+}
+
+/// "(131072,128) x (128,128) (transposed)": a matmul kernel's operands as BLAS reads them.
+std::string matmul_operands_text(const plan::Kernel& kernel) {
+  const ir::Node& node = *kernel.nodes.back();
+  const plan::MatmulOperand a = plan::matmul_operand(kernel, 0);
+  const plan::MatmulOperand b = plan::matmul_operand(kernel, 1);
+  return shape_string(node.inputs[0]->shape) + (a.transposed ? " (transposed)" : "") + " x " +
+         shape_string(node.inputs[1]->shape) + (b.transposed ? " (transposed)" : "");
+}
+
 /// Runs a kernel that is one call to a library (a float matmul through BLAS, reading transposed
 /// operands in place); returns false for any other kernel.
 bool run_external(const plan::Kernel& kernel, const ExecutionOptions& options,
@@ -113,32 +137,26 @@ bool run_external(const plan::Kernel& kernel, const ExecutionOptions& options,
   const ir::Node& node = *kernel.nodes.back();
   if (!plan::is_matmul_kernel(kernel) || !is_floating(node.dtype)) return false;
   const auto start = std::chrono::steady_clock::now();
-  BufferPtr result;
-  try {
-    result = memory::Buffer::allocate(node.dtype, node.size());
-  } catch (const std::bad_alloc&) {
-    fail_out_of_memory(node);
-  }
+  std::vector<BufferPtr> results = allocate_outputs(kernel);
   // The kernel lists each input once: matmul(x, x) has one.
   const plan::MatmulOperand a = plan::matmul_operand(kernel, 0);
   const plan::MatmulOperand b = plan::matmul_operand(kernel, 1);
-  if (!blas_matmul(node, *inputs[a.input], a.transposed, *inputs[b.input], b.transposed, *result)) {
+  if (!blas_matmul(node, *inputs[a.input], a.transposed, *inputs[b.input], b.transposed,
+                   *results[0])) {
     return false;
   }
-  outputs.assign(1, std::move(result));
+  outputs = std::move(results);
   if (options.log_level != LogLevel::Off) {
-    std::fprintf(stderr, "[lazuli]   kernel %d: BLAS matmul %s%s x %s%s run=%.3fms\n", kernel.id,
-                 shape_string(node.inputs[0]->shape).c_str(), a.transposed ? " (transposed)" : "",
-                 shape_string(node.inputs[1]->shape).c_str(), b.transposed ? " (transposed)" : "",
-                 milliseconds_since(start));
+    std::fprintf(stderr, "[lazuli]   kernel %d: BLAS matmul %s run=%.3fms\n", kernel.id,
+                 matmul_operands_text(kernel).c_str(), milliseconds_since(start));
   }
   return true;
 }
 
-/// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
-bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
-                  const std::vector<const memory::Buffer*>& inputs,
-                  std::vector<BufferPtr>& outputs) {
+/// The compiled code of `kernel`, its IR and assembly written under LZ_DUMP; nullopt (logged)
+/// when the JIT cannot lower it.
+std::optional<codegen::KernelLookup> compiled_code(const plan::Kernel& kernel,
+                                                   const ExecutionOptions& options) {
   codegen::KernelDump dump;
   const bool dumping = !options.dump_directory.empty();
   codegen::KernelLookup lookup;
@@ -151,34 +169,60 @@ bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
     if (options.log_level != LogLevel::Off) {
       std::fprintf(stderr, "[lazuli]   kernel %d: interpreted (%s)\n", kernel.id, reason.what());
     }
-    return false;
+    return std::nullopt;
   }
   if (!lookup.disk_problem.empty() && options.log_level != LogLevel::Off) {
     std::fprintf(stderr, "[lazuli]   kernel %d: kernel cache: %s; compiled again and replaced\n",
                  kernel.id, lookup.disk_problem.c_str());
   }
-  const codegen::CompiledKernel& compiled = *lookup.kernel;
   if (dumping) {
-    const std::filesystem::path stem = std::filesystem::path(options.dump_directory) /
-                                       ("kernel" + std::to_string(kernel.id) + "." + compiled.name);
+    const std::filesystem::path stem =
+        std::filesystem::path(options.dump_directory) /
+        ("kernel" + std::to_string(kernel.id) + "." + lookup.kernel->name);
     std::filesystem::create_directories(options.dump_directory);
     write_file(stem.string() + ".before_opt.ll", dump.ir_before);
     write_file(stem.string() + ".after_opt.ll", dump.ir_after);
     write_file(stem.string() + ".s", dump.assembly);
   }
+  return lookup;
+}
 
+/// "lz_1234: memory runtime-sizes elements=16 inputs=2 outputs=1 ops=3 compile=0.000ms": a
+/// compiled kernel in the log.
+std::string compiled_kernel_text(const plan::Kernel& kernel, const codegen::KernelLookup& lookup) {
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "%s: %s%s elements=%lld inputs=%zu outputs=%zu ops=%zu "
+                "compile=%.3fms",
+                lookup.kernel->name.c_str(), codegen::kernel_source_name(lookup.source),
+                kSizesLogNames[static_cast<int>(lookup.kernel->sizes)],
+                static_cast<long long>(kernel.nodes.back()->size()), kernel.inputs.size(),
+                kernel.outputs.size(), kernel.nodes.size(), lookup.times.total());
+  return text;
+}
+
+void log_compile_times(const codegen::KernelLookup& lookup, const ExecutionOptions& options) {
+  if (options.log_level == LogLevel::Debug && lookup.source != codegen::KernelSource::Memory) {
+    std::fprintf(stderr,
+                 "[lazuli]     compile: lowering %.3fms, optimization %.3fms, code generation "
+                 "%.3fms, loading %.3fms\n",
+                 lookup.times.lowering, lookup.times.optimization, lookup.times.code_generation,
+                 lookup.times.loading);
+  }
+}
+
+/// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
+bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
+                  const std::vector<const memory::Buffer*>& inputs,
+                  std::vector<BufferPtr>& outputs) {
+  const std::optional<codegen::KernelLookup> lookup = compiled_code(kernel, options);
+  if (!lookup) return false;
+  const codegen::CompiledKernel& compiled = *lookup->kernel;
   const auto start = std::chrono::steady_clock::now();
   std::vector<void*> pointers;
   for (const memory::Buffer* input : inputs) pointers.push_back(const_cast<void*>(input->data()));
-  outputs.clear();
-  for (const ir::NodePtr& output : kernel.outputs) {
-    try {
-      outputs.push_back(memory::Buffer::allocate(output->dtype, output->size()));
-    } catch (const std::bad_alloc&) {
-      fail_out_of_memory(*output);
-    }
-    pointers.push_back(outputs.back()->data());
-  }
+  outputs = allocate_outputs(kernel);
+  for (const BufferPtr& output : outputs) pointers.push_back(output->data());
   const std::vector<uint64_t> scalars = plan::kernel_scalars(kernel, compiled.sizes);
   std::vector<uint64_t> state;  // a split reduction's combined state, from Partial to Finish
   for (const codegen::LoadedPhase& loaded : compiled.phases) {
@@ -195,22 +239,83 @@ bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
     });
   }
   if (options.log_level != LogLevel::Off) {
+    std::fprintf(stderr, "[lazuli]   kernel %d %s run=%.3fms\n", kernel.id,
+                 compiled_kernel_text(kernel, *lookup).c_str(), milliseconds_since(start));
+  }
+  log_compile_times(*lookup, options);
+  return true;
+}
+
+/// Runs `matmul`, a matmul kernel, together with its epilogue (plan::Kernel::epilogue): BLAS
+/// computes the product in blocks of rows, and each block goes through the epilogue's compiled
+/// loop as soon as it is computed, while it is in cache. The product is written to a buffer only
+/// when `keep_product` (another kernel or the user reads it). `host_buffer_of` gives a value's
+/// buffer on the host. Returns false, having run neither, where they cannot run so (BLAS does not
+/// take the product, or the epilogue does not compile to one loop over the product's elements):
+/// each then runs on its own.
+template <class HostBufferOf>
+bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue, bool keep_product,
+                       const ExecutionOptions& options, const HostBufferOf& host_buffer_of,
+                       std::unordered_map<const ir::Node*, BufferPtr>& written) {
+  const ir::Node& product = *matmul.nodes.back();
+  if (!is_floating(product.dtype) || !plan::is_compilable(epilogue)) return false;
+  const std::optional<codegen::KernelLookup> lookup = compiled_code(epilogue, options);
+  if (!lookup) return false;
+  const codegen::CompiledKernel& compiled = *lookup->kernel;
+  if (compiled.phases.size() != 1) return false;
+  const codegen::LoadedPhase& loop = compiled.phases[0];
+  if (loop.description.kind != codegen::Phase::Kind::Loop ||
+      loop.description.range != codegen::Phase::Range::Elements ||
+      codegen::phase_positions(loop.description, epilogue) != product.size()) {
+    return false;
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<void*> pointers;
+  size_t product_slot = 0;
+  for (size_t i = 0; i < epilogue.inputs.size(); ++i) {
+    if (epilogue.inputs[i].get() == &product) {
+      product_slot = i;
+      pointers.push_back(nullptr);  // each block's own
+    } else {
+      pointers.push_back(const_cast<void*>(host_buffer_of(epilogue.inputs[i].get()).data()));
+    }
+  }
+  std::vector<BufferPtr> outputs = allocate_outputs(epilogue);
+  for (const BufferPtr& output : outputs) pointers.push_back(output->data());
+  const BufferPtr product_buffer = keep_product ? allocate_outputs(matmul)[0] : nullptr;
+  const std::vector<uint64_t> scalars = plan::kernel_scalars(epilogue, compiled.sizes);
+  const int64_t row_elements = product.shape.back();
+  const auto element_bytes = static_cast<uintptr_t>(dtype_size(product.dtype));
+  const RowEpilogue run_on_rows = [&](const void* rows, int64_t first, int64_t count) {
+    std::vector<void*> block_pointers = pointers;
+    // The loop reads the product at its positions; the block holds those from first's row on.
+    block_pointers[product_slot] =
+        reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(rows) -
+                                static_cast<uintptr_t>(first * row_elements) * element_bytes);
+    loop.function(block_pointers.data(), scalars.data(), first * row_elements,
+                  (first + count) * row_elements, nullptr);
+  };
+  const plan::MatmulOperand a = plan::matmul_operand(matmul, 0);
+  const plan::MatmulOperand b = plan::matmul_operand(matmul, 1);
+  if (!blas_matmul(product, host_buffer_of(matmul.inputs[a.input].get()), a.transposed,
+                   host_buffer_of(matmul.inputs[b.input].get()), b.transposed, product_buffer.get(),
+                   run_on_rows)) {
+    return false;
+  }
+  if (keep_product) written[&product] = product_buffer;
+  for (size_t i = 0; i < epilogue.outputs.size(); ++i) {
+    written[epilogue.outputs[i].get()] = std::move(outputs[i]);
+  }
+  if (options.log_level != LogLevel::Off) {
     std::fprintf(stderr,
-                 "[lazuli]   kernel %d %s: %s%s elements=%lld inputs=%zu outputs=%zu ops=%zu "
-                 "compile=%.3fms run=%.3fms\n",
-                 kernel.id, compiled.name.c_str(), codegen::kernel_source_name(lookup.source),
-                 kSizesLogNames[static_cast<int>(compiled.sizes)],
-                 static_cast<long long>(kernel.nodes.back()->size()), kernel.inputs.size(),
-                 kernel.outputs.size(), kernel.nodes.size(), lookup.times.total(),
+                 "[lazuli]   kernel %d: BLAS matmul %s%s, each block of rows through kernel %d "
+                 "%s run=%.3fms\n",
+                 matmul.id, matmul_operands_text(matmul).c_str(), keep_product ? " (kept)" : "",
+                 epilogue.id, compiled_kernel_text(epilogue, *lookup).c_str(),
                  milliseconds_since(start));
   }
-  if (options.log_level == LogLevel::Debug && lookup.source != codegen::KernelSource::Memory) {
-    std::fprintf(stderr,
-                 "[lazuli]     compile: lowering %.3fms, optimization %.3fms, code generation "
-                 "%.3fms, loading %.3fms\n",
-                 lookup.times.lowering, lookup.times.optimization, lookup.times.code_generation,
-                 lookup.times.loading);
-  }
+  log_compile_times(*lookup, options);
   return true;
 }
 
@@ -356,8 +461,41 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
     return nullptr;
   };
 
+  const auto host_buffer_of = [&](const ir::Node* node) -> const memory::Buffer& {
+    return buffer_of(node, {})->host();
+  };
+  // Epilogues that ran with their matmul's product (plan::Kernel::epilogue), by position.
+  std::vector<bool> ran_with_product(kernels.size(), false);
+  // Whether the epilogue of `matmul` runs with its product: on the CPU, compiled, and with
+  // every value it reads computed (a failed one fails it at its own turn).
+  const auto epilogue_runs_with = [&](const plan::Kernel& matmul) {
+    if (matmul.epilogue < 0 || !options.jit || options.device.kind() != Device::Kind::Cpu) {
+      return false;
+    }
+    const plan::Kernel& epilogue = kernels[matmul.epilogue];
+    const ir::Node* product = matmul.nodes.back().get();
+    // The epilogue's own read of the product is one; the product is kept for any other.
+    const bool keep_product = reads_left.at(product) > 1;
+    for (const ir::NodePtr& input : epilogue.inputs) {
+      if (input.get() != product && failure_of(input.get())) return false;
+    }
+    if (!run_with_epilogue(matmul, epilogue, keep_product, options, host_buffer_of, written)) {
+      return false;
+    }
+    ran_with_product[matmul.epilogue] = true;
+    return true;
+  };
+
   // Fusion orders the kernels by their roots, so each runs after the kernels it reads.
-  for (const plan::Kernel& kernel : kernels) {
+  for (size_t position = 0; position < kernels.size(); ++position) {
+    const plan::Kernel& kernel = kernels[position];
+    if (ran_with_product[position]) {
+      for (const ir::NodePtr& input : kernel.inputs) {
+        if (--reads_left[input.get()] == 0) written.erase(input.get());
+      }
+      support::counters().kernels_launched.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     std::exception_ptr error;
     for (const ir::NodePtr& input : kernel.inputs) {
       if (!error) error = failure_of(input.get());
@@ -373,7 +511,7 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
       error = nullptr;
     } else if (!error) {
       try {
-        run_kernel(kernel, options, buffer_of, written);
+        if (!epilogue_runs_with(kernel)) run_kernel(kernel, options, buffer_of, written);
       } catch (...) {
         error = attributed_to(kernel, std::current_exception());
       }

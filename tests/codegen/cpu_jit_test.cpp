@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <lazuli/lazuli.h>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -369,6 +370,94 @@ TEST(CpuJitTest, MatmulThroughBlasWithFusedEpilogues) {
                           bias);
         },
         "batched matmul + bias, relu");
+  }
+}
+
+/// The bytes of tensor buffers that `evaluate` allocates (lz::stats().bytes_allocated).
+int64_t bytes_allocated_by(const std::function<void()>& evaluate) {
+  const int64_t before = lz::stats().bytes_allocated;
+  evaluate();
+  return lz::stats().bytes_allocated - before;
+}
+
+// The elementwise kernel after a matmul runs on each block of the product's rows as BLAS computes
+// it (passes/matmul_epilogues.h). Its values are the interpreter's for both dtypes BLAS takes, on
+// products of one block and of many (a block is about 256 KiB of rows), with row counts that
+// split unevenly across 1 to 3 threads, NaNs kept by relu, casts, a transposed operand, and
+// batches read in one call or matrix by matrix. The product takes no buffer of its own unless
+// it is read too.
+TEST(CpuJitTest, MatmulEpiloguesRunOnBlocksOfRowsWithoutWritingTheProduct) {
+  struct Threads {
+    ~Threads() { lz::runtime::set_thread_count(0); }
+  } restore;
+  for (const int threads : {1, 2, 3}) {
+    lz::runtime::set_thread_count(threads);
+    for (const lz::DType dtype : {lz::float32, lz::float64}) {
+      const std::string in = std::string(" in ") + lz::dtype_name(dtype) + " on " +
+                             std::to_string(threads) + " threads";
+      // (rows, inner, columns): one block; many blocks of 128 columns; 100 columns, blocks
+      // of a row count that is no power of two; 16 columns, blocks of 4,096 rows.
+      for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{
+               {7, 3, 5}, {1000, 64, 128}, {1500, 33, 100}, {9000, 24, 16}}) {
+        const std::string what = "(" + std::to_string(m) + "," + std::to_string(k) + ") @ (" +
+                                 std::to_string(k) + "," + std::to_string(n) + ")" + in;
+        lz::Tensor x = sample({m, k}, dtype, 71);
+        x = lz::where(lz::arange(0, m * k, 1, lz::int64).reshape({m, k}) == 5, NAN, x);
+        const lz::Tensor w = sample({k, n}, dtype, 72);
+        const lz::Tensor bias = sample({n}, dtype, 73);
+        const lz::Tensor residual = sample({m, n}, dtype, 74);
+        lz::waitall();
+        const auto layer = [&] { return lz::relu(lz::matmul(x, w) + bias); };
+        expect_matches_interpreter(layer, "relu(x @ w + b), " + what);
+        const int64_t output_bytes = m * n * lz::dtype_size(dtype);
+        EXPECT_EQ(bytes_allocated_by([&] { layer().wait_to_read(); }), output_bytes) << what;
+        expect_matches_interpreter(
+            [&] { return lz::astype(lz::tanh(lz::matmul(x, w)) * 3 + residual, lz::int32); },
+            "int32(tanh(x @ w) * 3 + r), " + what);
+        // Outputs of 4 KiB or more streamed: each block's stores from its first aligned
+        // position on, and a fence at the end of each.
+        lz::plan::set_cpu_streaming_threshold_bytes(4096);
+        expect_matches_interpreter([&] { return lz::sin(lz::matmul(x, w)) - residual; },
+                                   "sin(x @ w) - r streamed, " + what);
+        lz::plan::set_cpu_streaming_threshold_bytes(-1);
+        // The product read too: written to its buffer, and the epilogue reads it there.
+        lz::Tensor product = lz::matmul(x, w);
+        lz::Tensor output = lz::sigmoid(product - bias);
+        EXPECT_EQ(bytes_allocated_by([&] { output.wait_to_read(); }), 2 * output_bytes) << what;
+        expect_matches_interpreter([&] { return product; }, "product read too, " + what);
+        expect_matches_interpreter([&] { return output; }, "its epilogue, " + what);
+      }
+      const lz::Tensor h = sample({300, 40}, dtype, 75);
+      const lz::Tensor g = sample({300, 24}, dtype, 76);
+      const lz::Tensor stacked = sample({2, 3, 50, 20}, dtype, 77);
+      const lz::Tensor shared = sample({3, 20, 40}, dtype, 78);
+      const lz::Tensor single = sample({20, 40}, dtype, 79);
+      lz::waitall();
+      expect_matches_interpreter(
+          [&] { return lz::exp(lz::matmul(lz::transpose(h), g) * 0.01) - 1; },
+          "exp(h^T @ g / 100) - 1" + in);
+      expect_matches_interpreter(
+          [&] {
+            return lz::abs(lz::matmul(lz::reshape(stacked, {6, 50, 20}), single));
+          },
+          "abs of batches in one call" + in);
+      expect_matches_interpreter([&] { return lz::square(lz::matmul(stacked, shared)); },
+                                 "square of a broadcast batch" + in);
+      // Rows too wide for a block of them to stay in cache, and an empty sum: the product is
+      // written, then the epilogue runs as a kernel of its own.
+      const lz::Tensor wide = sample({4, 70000}, dtype, 80);
+      lz::waitall();
+      expect_matches_interpreter(
+          [&] {
+            return lz::matmul(sample({16, 4}, dtype, 81), wide) + 1;
+          },
+          "rows of 70,000" + in);
+      expect_matches_interpreter(
+          [&] {
+            return lz::matmul(lz::ones({5, 0}, dtype), lz::ones({0, 7}, dtype)) + 1;
+          },
+          "K = 0" + in);
+    }
   }
 }
 

@@ -407,8 +407,14 @@ TEST(DifferentialFuzzTest, GeneratedGraphsUseEveryOpAndDtype) {
   int reductions_with_keepdims = 0;
   int shared_nodes = 0;
   int intermediate_outputs = 0;
+  int matmul_epilogues = 0;  // passes/matmul_epilogues.h
   for (uint64_t seed = 0; seed < 300; ++seed) {
     const ir::Graph graph = GraphGenerator(seed).generate();
+    PassContext optimized(ir::clone_graph(graph));
+    PassManager(kDefaultPipeline).run(optimized);
+    for (const plan::Kernel& kernel : optimized.fusion->kernels) {
+      matmul_epilogues += kernel.epilogue >= 0 ? 1 : 0;
+    }
     std::unordered_map<const ir::Node*, int> consumers;
     for (const NodePtr& node : graph.nodes) {
       ops.insert(node->op);
@@ -435,6 +441,7 @@ TEST(DifferentialFuzzTest, GeneratedGraphsUseEveryOpAndDtype) {
   EXPECT_GT(reductions_with_keepdims, 10);
   EXPECT_GT(shared_nodes, 100);
   EXPECT_GT(intermediate_outputs, 100);
+  EXPECT_GT(matmul_epilogues, 10);
 }
 
 // A failure is replayed from its printed text, so the text must read back to the same graph.

@@ -101,6 +101,22 @@ void expect_valid_plan(const Graph& graph, const plan::FusionPlan& plan,
           << "kernel " << k << " repeats an output";
     }
     EXPECT_EQ(outputs, expected_outputs[k]) << "outputs of kernel " << k;
+    if (kernel.epilogue >= 0) {
+      // It runs at the matmul's place: it reads the product, and everything else it reads is
+      // computed before.
+      EXPECT_TRUE(plan::is_matmul_kernel(kernel)) << "kernel " << k << " has an epilogue";
+      ASSERT_GT(kernel.epilogue, static_cast<int>(k));
+      ASSERT_LT(kernel.epilogue, static_cast<int>(plan.kernels.size()));
+      const int64_t product = position(kernel.nodes.back());
+      EXPECT_TRUE(expected_inputs[kernel.epilogue].count(product))
+          << "kernel " << kernel.epilogue << ", the epilogue of kernel " << k
+          << ", does not read its product";
+      for (const int64_t input : expected_inputs[kernel.epilogue]) {
+        EXPECT_TRUE(input == product || kernel_of[input] < static_cast<int>(k))
+            << "the epilogue of kernel " << k << " reads %" << input << " from kernel "
+            << kernel_of[input];
+      }
+    }
     EXPECT_LE(kernel.nodes.size(), static_cast<size_t>(options.max_kernel_ops));
     if (kernel.nodes.size() > 1) {
       EXPECT_LE(kernel.inputs.size(), static_cast<size_t>(options.max_kernel_inputs));
@@ -402,6 +418,70 @@ TEST(FusionTest, OtherTransposesOfMatmulOperandsAreKernelsOfTheirOwn) {
       EXPECT_TRUE(plan::is_matmul_kernel(kernel)) << "kernel " << kernel.id;
     }
   }
+}
+
+// The kernel after a matmul that computes from the product element for element is its epilogue,
+// with whatever it reads besides computed before the matmul: a bias and an activation, a cast,
+// a residual add, a second output.
+TEST(FusionTest, ElementwiseKernelReadingAProductIsItsEpilogue) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[64,32]
+    %w = data() : f32[32,16]
+    %b = data() : f32[16]
+    %r = data() : f32[64,16]
+    %product = matmul(%x, %w) : f32[64,16]
+    %biased = add(%product, %b) : f32[64,16]
+    %active = relu(%biased) : f32[64,16]
+    %residual = add(%active, %r) : f32[64,16]
+    %wide = astype(%residual) : f64[64,16]
+    return %wide, %active
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(plan.kernels[0].epilogue, 1);
+  EXPECT_EQ(plan.kernels[1].epilogue, -1);
+  EXPECT_NE(plan::print_fusion_plan(plan, graph).find("# epilogue: kernel 1"), std::string::npos);
+}
+
+// Readers of a product that are no epilogue: one that moves the product's elements, one with a
+// reduction, one of another shape, one that needs a value computed after the matmul (the second
+// product's bias here is the first one's sum). The matmul kernels then have none.
+TEST(FusionTest, KernelsNotElementwiseInTheProductAreNoEpilogue) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[8,8]
+    %moved = matmul(%x, %x) : f32[8,8]
+    %flipped = transpose(%moved) {perm=[1,0]} : f32[8,8]
+    %one = exp(%flipped) : f32[8,8]
+    %reduced = matmul(%x, %x) : f32[8,8]
+    %sum = sum(%reduced) {axes=[1], keepdims=false} : f32[8]
+    %grown = matmul(%x, %x) : f32[8,8]
+    %wide = broadcast_to(%grown) : f32[2,8,8]
+    %two = exp(%wide) : f32[2,8,8]
+    %late = matmul(%x, %x) : f32[8,8]
+    %biased = add(%late, %sum) : f32[8,8]
+    return %one, %two, %biased
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  for (const plan::Kernel& kernel : plan.kernels) {
+    if (!plan::is_matmul_kernel(kernel)) continue;
+    const int64_t product = positions_of(graph, {kernel.nodes.back()})[0];
+    // %late's epilogue reads %sum, which its kernel computes after %reduced's matmul but before
+    // %late's: that one is an epilogue.
+    EXPECT_EQ(kernel.epilogue >= 0, product == 9) << "matmul %" << product;
+  }
+}
+
+// An integer product is the interpreter's, not BLAS's: no epilogue runs on its rows.
+TEST(FusionTest, IntegerMatmulHasNoEpilogue) {
+  const Graph graph = parse(R"(
+    %x = data() : i32[8,8]
+    %product = matmul(%x, %x) : i32[8,8]
+    %twice = add(%product, %product) : i32[8,8]
+    return %twice
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  ASSERT_EQ(plan.kernels.size(), 2u);
+  EXPECT_EQ(plan.kernels[0].epilogue, -1);
 }
 
 TEST(FusionTest, UserHeldIntermediateIsWrittenOutByItsKernelAndComputedOnce) {

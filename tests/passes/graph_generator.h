@@ -567,8 +567,17 @@ class GraphGenerator {
     if (b == nullptr || chance(0.5)) b = leaf(a->dtype, b_shape);
     b = squash(b, kModerate);
     if (chance(0.3)) std::swap(a, b);  // often invalid: then the generator retries
-    add(make_node(Op::MatMul, {a, b}),
-        bound(a) * bound(b) * static_cast<double>(std::max<int64_t>(k, 1)));
+    const NodePtr product = add(make_node(Op::MatMul, {a, b}),
+                                bound(a) * bound(b) * static_cast<double>(std::max<int64_t>(k, 1)));
+    // A layer: bias and activation, the epilogue that runs on the product's rows
+    // (passes/matmul_epilogues.h).
+    if (!is_floating(product->dtype) || chance(0.5)) return;
+    const NodePtr bias = leaf(product->dtype, {product->shape.back()});
+    const double biased_bound = bound(product) + bound(bias);
+    const NodePtr biased = binary(Op::Add, product, bias, biased_bound);
+    const Op activation = one_of<Op>({Op::Relu, Op::Tanh, Op::Sigmoid, Op::Abs, Op::Neg});
+    unary(activation, biased,
+          activation == Op::Tanh || activation == Op::Sigmoid ? 1.0 : biased_bound);
   }
 
   /// The shapes the simplifier and CSE rewrite, over earlier values.

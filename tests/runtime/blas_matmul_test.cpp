@@ -4,9 +4,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstring>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -114,14 +118,46 @@ std::shared_ptr<memory::Buffer> transposed_copy(const Node& node) {
   return result;
 }
 
+/// Where blas_matmul puts the product: into a buffer, or through an epilogue (RowEpilogue), with
+/// a buffer or without one.
+enum class Through { Buffer, Epilogue, EpilogueAndBuffer };
+
+/// Computes `node`'s product through an epilogue that copies each block of rows into `out`, and
+/// checks the blocks: each row comes once, a block holds at most 256 KiB of rows (or 16 rows),
+/// and with EpilogueAndBuffer the rows the epilogue sees are the buffer's, which ends up equal to
+/// `out`.
+template <class T>
+void multiply_through_epilogue(const Node& node, const memory::Buffer& a, bool a_transposed,
+                               const memory::Buffer& b, bool b_transposed, Through through,
+                               memory::Buffer& out) {
+  const int64_t n = node.shape.back();
+  const int64_t rows = node.size() / n;
+  const std::shared_ptr<memory::Buffer> product =
+      through == Through::EpilogueAndBuffer ? poisoned_output<T>(node) : nullptr;
+  std::vector<std::atomic<int>> seen(rows);
+  const int64_t max_block_bytes = std::max<int64_t>(256 << 10, 16 * n * sizeof(T));
+  const RowEpilogue copy = [&](const void* block, int64_t first, int64_t count) {
+    EXPECT_LE(count * n * static_cast<int64_t>(sizeof(T)), max_block_bytes);
+    if (product != nullptr) EXPECT_EQ(block, product->data_as<T>() + first * n);
+    std::memcpy(out.data_as<T>() + first * n, block, count * n * sizeof(T));
+    for (int64_t row = first; row < first + count; ++row) ++seen[row];
+  };
+  ASSERT_TRUE(blas_matmul(node, a, a_transposed, b, b_transposed, product.get(), copy));
+  for (int64_t row = 0; row < rows; ++row) EXPECT_EQ(seen[row], 1) << "row " << row;
+  if (product != nullptr) {
+    EXPECT_EQ(std::memcmp(product->data(), out.data(), node.size() * sizeof(T)), 0);
+  }
+}
+
 /// Checks blas_matmul on a [a_shape] @ b [b_shape] against the interpreter, handing it either
-/// operand stored transposed when asked. An element may differ by `relative` times the sum of
-/// |a_ik * b_kj| over its products (the interpreter's result on the operands' absolute values),
-/// the scale of the rounding error of a sum in another order.
+/// operand stored transposed when asked, the product going `through` a buffer or an epilogue. An
+/// element may differ by `relative` times the sum of |a_ik * b_kj| over its products (the
+/// interpreter's result on the operands' absolute values), the scale of the rounding error of a
+/// sum in another order.
 template <class T>
 void expect_matches_interpreter(const Shape& a_shape, const Shape& b_shape, double relative,
                                 uint64_t seed = 1, bool a_transposed = false,
-                                bool b_transposed = false) {
+                                bool b_transposed = false, Through through = Through::Buffer) {
   SCOPED_TRACE(shape_text(a_shape) + (a_transposed ? " stored transposed" : "") + " @ " +
                shape_text(b_shape) + (b_transposed ? " stored transposed" : ""));
   const NodePtr node = matmul_node(random_data(dtype_of<T>(), a_shape, seed),
@@ -140,7 +176,12 @@ void expect_matches_interpreter(const Shape& a_shape, const Shape& b_shape, doub
       a_transposed ? transposed_copy<T>(*node->inputs[0]) : node->inputs[0]->buffer;
   const std::shared_ptr<memory::Buffer> b_stored =
       b_transposed ? transposed_copy<T>(*node->inputs[1]) : node->inputs[1]->buffer;
-  ASSERT_TRUE(blas_matmul(*node, *a_stored, a_transposed, *b_stored, b_transposed, *out));
+  if (through == Through::Buffer) {
+    ASSERT_TRUE(blas_matmul(*node, *a_stored, a_transposed, *b_stored, b_transposed, *out));
+  } else {
+    multiply_through_epilogue<T>(*node, *a_stored, a_transposed, *b_stored, b_transposed, through,
+                                 *out);
+  }
   int failures = 0;
   for (int64_t i = 0; i < node->size() && failures < 5; ++i) {
     const double got = out->data_as<T>()[i];
@@ -273,6 +314,41 @@ TEST(BlasMatMulTest, ProductsSplitAcrossLazulisThreadsMatchTheInterpreter) {
     EXPECT_EQ(openblas_get_num_threads(), 1);
   }
   set_thread_count(0);
+}
+
+// With an epilogue, the product comes in blocks of rows that stay in cache, split by rows
+// across threads whatever the layout: many blocks per thread, batches in one call and matrix by
+// matrix, operands stored transposed, with a product buffer and without one.
+TEST(BlasMatMulTest, EpiloguesSeeEveryRowOnceInBlocksThatStayInCache) {
+  for (int threads : {1, 2, 3}) {
+    set_thread_count(threads);
+    for (const Through through : {Through::Epilogue, Through::EpilogueAndBuffer}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads" +
+                   (through == Through::Epilogue ? "" : ", with a product buffer"));
+      expect_matches_interpreter<float>({2, 700, 64}, {64, 200}, 1e-4, 7, false, false, through);
+      expect_matches_interpreter<double>({300, 50}, {2, 50, 300}, 1e-12, 8, false, false, through);
+      expect_matches_interpreter<float>({301, 203}, {203, 97}, 1e-4, 9, true, true, through);
+      expect_matches_interpreter<float>({5, 3}, {3, 4}, 1e-4, 10, false, false, through);
+    }
+  }
+  set_thread_count(0);
+}
+
+// An epilogue sees no empty sum (the caller writes zeros itself) and no row wider than a block
+// kept in cache holds: blas_matmul leaves those to the caller.
+TEST(BlasMatMulTest, EpiloguesRefuseEmptySumsAndRowsTooWideForTheCache) {
+  const RowEpilogue never = [](const void*, int64_t, int64_t) {
+    ADD_FAILURE() << "the epilogue ran";
+  };
+  const NodePtr empty_sum =
+      matmul_node(random_data(float32, {3, 0}, 1), random_data(float32, {0, 4}, 2));
+  EXPECT_FALSE(blas_matmul(*empty_sum, *empty_sum->inputs[0]->buffer, false,
+                           *empty_sum->inputs[1]->buffer, false, nullptr, never));
+  // 16 rows of 65,537 float32 take just over 4 MiB.
+  const NodePtr wide =
+      matmul_node(random_data(float32, {16, 2}, 3), random_data(float32, {2, 65537}, 4));
+  EXPECT_FALSE(blas_matmul(*wide, *wide->inputs[0]->buffer, false, *wide->inputs[1]->buffer, false,
+                           nullptr, never));
 }
 
 }  // namespace
