@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "reference/interpreter_internal.h"
+#include "runtime/narrow_gemm.h"
 #include "runtime/onednn_gemm.h"
 #include "runtime/thread_pool.h"
 
@@ -38,10 +39,12 @@ void keep_blas_single_threaded() {
 
 CBLAS_TRANSPOSE transpose_flag(bool transposed) { return transposed ? CblasTrans : CblasNoTrans; }
 
-/// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread: oneDNN's
-/// when it takes the product (onednn_takes) and has a kernel for the layout, else OpenBLAS's.
+/// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread: lazuli's
+/// own kernel for narrow products (narrow_gemm.h), oneDNN's when it takes the product
+/// (onednn_takes) and has a kernel for the layout, else OpenBLAS's.
 void gemm_block(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
                 int64_t m, int64_t k, int64_t n) {
+  if (narrow_gemm_takes(a, b, n)) return narrow_sgemm(a, b, out, out_leading, m, k, n);
   if (onednn_takes(m, k, n) && onednn_sgemm(a, b, out, out_leading, m, k, n)) return;
   cblas_sgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data,

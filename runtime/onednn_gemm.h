@@ -4,10 +4,10 @@
 // Why oneDNN beside OpenBLAS: measured on the fusion and training suites' products (2 threads,
 // AVX-512; `lazuli-bench --suite gemm` against a build with LAZULI_WITH_ONEDNN=OFF), oneDNN's
 // JIT-generated kernels run a (131072,128)x(128,128) product about 1.3x as fast as OpenBLAS, the
-// narrow (131072,128)x(128,16) 2.2x, and the training suite's (512,1024)x(1024,1024) products
-// about 1.2x. On small products (the digits step's 64x64 matrices) each oneDNN call costs tens of
-// microseconds more than OpenBLAS's whole product, so those, float64 and narrow N stay with
-// OpenBLAS.
+// narrow (131072,128)x(128,16) 2.2x (lazuli's own kernel now takes those, narrow_gemm.h), and
+// the training suite's (512,1024)x(1024,1024) products about 1.2x. On small products (the digits
+// step's 64x64 matrices) each oneDNN call costs tens of microseconds more than OpenBLAS's whole
+// product, so those and float64 stay with OpenBLAS.
 //
 // Threads: the primitives are created and run with OpenMP's thread count at 1 on the calling
 // thread, so oneDNN's own OpenMP pool never starts: no third pool spins beside lazuli's.
@@ -15,16 +15,9 @@
 
 #include <cstdint>
 
-namespace lz::runtime {
+#include "runtime/gemm_operand.h"
 
-/// One operand of a product as gemm reads it: row-major matrices, or their transposes, with
-/// `leading` elements between the starts of consecutive stored rows.
-template <class T>
-struct GemmOperand {
-  const T* data;
-  bool transposed;
-  int64_t leading;
-};
+namespace lz::runtime {
 
 /// Whether oneDNN should compute an [m, k] @ [k, n] float32 product: one of at least 2^22
 /// multiply-adds (about 40 us of work, so a call's own cost stays a few percent) with N of at
