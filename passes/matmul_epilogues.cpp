@@ -13,24 +13,54 @@ bool is_elementwise(ir::Op op) {
   return kind == ir::OpKind::Unary || kind == ir::OpKind::Binary || kind == ir::OpKind::Ternary;
 }
 
-/// Whether `kernel` computes from `product` element for element: every node depending on it is
-/// an elementwise op of its shape (numpy broadcasting reads a same-shaped operand at the node's
-/// own position), and every output has its shape, so the kernel's one loop writes element i of
-/// each output from element i of the product. Nodes that do not read the product (a bias
-/// broadcast over the rows) may be anything but a reduction, which would add loops.
-bool computes_elementwise_from(const plan::Kernel& kernel, const ir::Node& product) {
+/// The shapes a node may have in an epilogue of `product`: the product's, or one value per row
+/// (its shape without the last axis, or with that axis of size 1).
+struct RowShapes {
+  explicit RowShapes(const Shape& product)
+      : elements(product), row(product.begin(), product.end() - 1), kept_row(row) {
+    kept_row.push_back(1);
+  }
+  bool per_row(const Shape& shape) const { return shape == row || shape == kept_row; }
+  bool either(const Shape& shape) const { return shape == elements || per_row(shape); }
+
+  Shape elements, row, kept_row;
+};
+
+/// Whether `kernel` computes from `product` row by row: every output has the product's shape or
+/// one value per row, and every node depending on the product is
+/// - an elementwise op of one of those shapes (numpy broadcasting reads a same-shaped operand at
+///   the node's own position, and a value per row across its row),
+/// - a reduction over the last axis of a product-shaped value (a softmax's max and sum), or
+/// - a reshape between the two per-row shapes, or a broadcast of a value per row across it.
+/// So rows of the outputs need the same rows of the product only. Nodes that do not read the
+/// product (a bias broadcast over the rows) may be anything but a reduction, which would add
+/// loops of another kind.
+bool computes_by_rows_from(const plan::Kernel& kernel, const ir::Node& product) {
+  const RowShapes shapes(product.shape);
+  const int last_axis = static_cast<int>(product.shape.size()) - 1;
   std::unordered_set<const ir::Node*> from_product{&product};
   for (const ir::NodePtr& node : kernel.nodes) {
-    if (ir::op_info(node->op).kind == ir::OpKind::Reduction) return false;
+    const bool reduction = ir::op_info(node->op).kind == ir::OpKind::Reduction;
     bool reads_product = false;
-    for (const ir::NodePtr& input : node->inputs)
-      reads_product |= from_product.contains(input.get());
-    if (!reads_product) continue;
-    if (!is_elementwise(node->op) || node->shape != product.shape) return false;
+    for (const ir::NodePtr& input : node->inputs) {
+      reads_product = reads_product || from_product.contains(input.get());
+    }
+    if (!reads_product) {
+      if (reduction) return false;
+      continue;
+    }
+    const Shape& input = node->inputs[0]->shape;
+    const bool by_rows =
+        (is_elementwise(node->op) && shapes.either(node->shape)) ||
+        (reduction && input == shapes.elements && node->axes == std::vector<int64_t>{last_axis}) ||
+        (node->op == ir::Op::Reshape && shapes.per_row(input) && shapes.per_row(node->shape)) ||
+        (node->op == ir::Op::BroadcastTo && input == shapes.kept_row &&
+         node->shape == shapes.elements);
+    if (!by_rows) return false;
     from_product.insert(node.get());
   }
   for (const ir::NodePtr& output : kernel.outputs) {
-    if (output->shape != product.shape) return false;
+    if (!shapes.either(output->shape)) return false;
   }
   return true;
 }
@@ -65,7 +95,7 @@ void attach_matmul_epilogues(plan::FusionPlan& plan) {
         }
       }
       // A kernel reading two products is ready only for the later matmul: one epilogue each.
-      if (reads_product && inputs_ready && computes_elementwise_from(candidate, product)) {
+      if (reads_product && inputs_ready && computes_by_rows_from(candidate, product)) {
         matmul.epilogue = static_cast<int>(e);
         break;
       }

@@ -251,8 +251,8 @@ bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
 /// loop as soon as it is computed, while it is in cache. The product is written to a buffer only
 /// when `keep_product` (another kernel or the user reads it). `host_buffer_of` gives a value's
 /// buffer on the host. Returns false, having run neither, where they cannot run so (BLAS does not
-/// take the product, or the epilogue does not compile to one loop over the product's elements):
-/// each then runs on its own.
+/// take the product, or the epilogue does not compile to one loop over the product's elements
+/// or rows): each then runs on its own.
 template <class HostBufferOf>
 bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue, bool keep_product,
                        const ExecutionOptions& options, const HostBufferOf& host_buffer_of,
@@ -264,11 +264,16 @@ bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue,
   const codegen::CompiledKernel& compiled = *lookup->kernel;
   if (compiled.phases.size() != 1) return false;
   const codegen::LoadedPhase& loop = compiled.phases[0];
+  // The loop's positions are the product's elements (an elementwise epilogue) or its rows (one
+  // with reductions over them, run once per row).
+  const int64_t row_elements = product.shape.back();
+  const int64_t positions = codegen::phase_positions(loop.description, epilogue);
   if (loop.description.kind != codegen::Phase::Kind::Loop ||
       loop.description.range != codegen::Phase::Range::Elements ||
-      codegen::phase_positions(loop.description, epilogue) != product.size()) {
+      (positions != product.size() && positions * row_elements != product.size())) {
     return false;
   }
+  const int64_t positions_per_row = positions == product.size() ? row_elements : 1;
 
   const auto start = std::chrono::steady_clock::now();
   std::vector<void*> pointers;
@@ -285,7 +290,6 @@ bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue,
   for (const BufferPtr& output : outputs) pointers.push_back(output->data());
   const BufferPtr product_buffer = keep_product ? allocate_outputs(matmul)[0] : nullptr;
   const std::vector<uint64_t> scalars = plan::kernel_scalars(epilogue, compiled.sizes);
-  const int64_t row_elements = product.shape.back();
   const auto element_bytes = static_cast<uintptr_t>(dtype_size(product.dtype));
   const RowEpilogue run_on_rows = [&](const void* rows, int64_t first, int64_t count) {
     std::vector<void*> block_pointers = pointers;
@@ -293,8 +297,8 @@ bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue,
     block_pointers[product_slot] =
         reinterpret_cast<void*>(reinterpret_cast<uintptr_t>(rows) -
                                 static_cast<uintptr_t>(first * row_elements) * element_bytes);
-    loop.function(block_pointers.data(), scalars.data(), first * row_elements,
-                  (first + count) * row_elements, nullptr);
+    loop.function(block_pointers.data(), scalars.data(), first * positions_per_row,
+                  (first + count) * positions_per_row, nullptr);
   };
   const plan::MatmulOperand a = plan::matmul_operand(matmul, 0);
   const plan::MatmulOperand b = plan::matmul_operand(matmul, 1);

@@ -380,12 +380,12 @@ int64_t bytes_allocated_by(const std::function<void()>& evaluate) {
   return lz::stats().bytes_allocated - before;
 }
 
-// The elementwise kernel after a matmul runs on each block of the product's rows as BLAS computes
-// it (passes/matmul_epilogues.h). Its values are the interpreter's for both dtypes BLAS takes, on
-// products of one block and of many (a block is about 256 KiB of rows), with row counts that
-// split unevenly across 1 to 3 threads, NaNs kept by relu, casts, a transposed operand, and
-// batches read in one call or matrix by matrix. The product takes no buffer of its own unless
-// it is read too.
+// The kernel after a matmul that computes from it row by row runs on each block of the product's
+// rows as BLAS computes it (passes/matmul_epilogues.h). Its values are the interpreter's for both
+// dtypes BLAS takes, on products of one block and of many (a block is about 256 KiB of rows), with
+// row counts that split unevenly across 1 to 3 threads, NaNs kept by relu, casts, reductions over
+// the rows, a transposed operand, and batches read in one call or matrix by matrix. The product
+// takes no buffer of its own unless it is read too.
 TEST(CpuJitTest, MatmulEpiloguesRunOnBlocksOfRowsWithoutWritingTheProduct) {
   struct Threads {
     ~Threads() { lz::runtime::set_thread_count(0); }
@@ -420,6 +420,20 @@ TEST(CpuJitTest, MatmulEpiloguesRunOnBlocksOfRowsWithoutWritingTheProduct) {
         expect_matches_interpreter([&] { return lz::sin(lz::matmul(x, w)) - residual; },
                                    "sin(x @ w) - r streamed, " + what);
         lz::plan::set_cpu_streaming_threshold_bytes(-1);
+        // Reductions over the rows: a softmax after a layer, a layer norm, a row's argmax.
+        const auto softmax_layer = [&] { return lz::softmax(lz::matmul(x, w) + bias); };
+        expect_matches_interpreter(softmax_layer, "softmax(x @ w + b), " + what);
+        EXPECT_EQ(bytes_allocated_by([&] { softmax_layer().wait_to_read(); }), output_bytes)
+            << what;
+        expect_matches_interpreter(
+            [&] {
+              const lz::Tensor h = lz::matmul(x, w);
+              const lz::Tensor centred = h - lz::mean(h, {1}, true);
+              return centred * lz::rsqrt(lz::mean(centred * centred, {1}, true) + 1e-5);
+            },
+            "layer norm of x @ w, " + what);
+        expect_matches_interpreter([&] { return lz::argmax(lz::matmul(x, w) - bias, 1); },
+                                   "argmax(x @ w - b), " + what);
         // The product read too: written to its buffer, and the epilogue reads it there.
         lz::Tensor product = lz::matmul(x, w);
         lz::Tensor output = lz::sigmoid(product - bias);

@@ -443,10 +443,11 @@ TEST(FusionTest, ElementwiseKernelReadingAProductIsItsEpilogue) {
   EXPECT_NE(plan::print_fusion_plan(plan, graph).find("# epilogue: kernel 1"), std::string::npos);
 }
 
-// Readers of a product that are no epilogue: one that moves the product's elements, one with a
-// reduction, one of another shape, one that needs a value computed after the matmul (the second
-// product's bias here is the first one's sum). The matmul kernels then have none.
-TEST(FusionTest, KernelsNotElementwiseInTheProductAreNoEpilogue) {
+// Readers of a product that are no epilogue: one that moves the product's elements, one of
+// another shape, one reducing over another axis than the last. A reader that needs a value
+// computed before the matmul is one (%late's bias is the row sums of %reduced, computed by that
+// one's epilogue); one needing a value computed after it is not (%both, for %first).
+TEST(FusionTest, KernelsNotByRowsOfTheProductAreNoEpilogue) {
   const Graph graph = parse(R"(
     %x = data() : f32[8,8]
     %moved = matmul(%x, %x) : f32[8,8]
@@ -459,16 +460,44 @@ TEST(FusionTest, KernelsNotElementwiseInTheProductAreNoEpilogue) {
     %two = exp(%wide) : f32[2,8,8]
     %late = matmul(%x, %x) : f32[8,8]
     %biased = add(%late, %sum) : f32[8,8]
-    return %one, %two, %biased
+    %columns = matmul(%x, %x) : f32[8,8]
+    %column_sum = sum(%columns) {axes=[0], keepdims=false} : f32[8]
+    %first = matmul(%x, %x) : f32[8,8]
+    %second = matmul(%x, %x) : f32[8,8]
+    %both = add(%first, %second) : f32[8,8]
+    return %one, %two, %biased, %column_sum, %both
   )");
   const plan::FusionPlan plan = fuse(graph);
   for (const plan::Kernel& kernel : plan.kernels) {
     if (!plan::is_matmul_kernel(kernel)) continue;
     const int64_t product = positions_of(graph, {kernel.nodes.back()})[0];
-    // %late's epilogue reads %sum, which its kernel computes after %reduced's matmul but before
-    // %late's: that one is an epilogue.
-    EXPECT_EQ(kernel.epilogue >= 0, product == 9) << "matmul %" << product;
+    // %both waits for %second: the epilogue of that one only.
+    EXPECT_EQ(kernel.epilogue >= 0, product == 4 || product == 9 || product == 14)
+        << "matmul %" << product;
   }
+}
+
+// Reductions over the product's rows make an epilogue too: a softmax after a layer (max and sum
+// over the last axis, the broadcasts back over it) and a row's argmax, the outputs a value per
+// element or per row.
+TEST(FusionTest, ReductionsOverTheProductsRowsAreAnEpilogue) {
+  const Graph graph = parse(R"(
+    %x = data() : f32[2,64,32]
+    %w = data() : f32[32,16]
+    %b = data() : f32[16]
+    %product = matmul(%x, %w) : f32[2,64,16]
+    %logits = add(%product, %b) : f32[2,64,16]
+    %max = max(%logits) {axes=[2], keepdims=true} : f32[2,64,1]
+    %shifted = sub(%logits, %max) : f32[2,64,16]
+    %e = exp(%shifted) : f32[2,64,16]
+    %total = sum(%e) {axes=[2], keepdims=true} : f32[2,64,1]
+    %softmax = div(%e, %total) : f32[2,64,16]
+    %best = argmax(%logits) {axes=[2], keepdims=false} : i64[2,64]
+    return %softmax, %best
+  )");
+  const plan::FusionPlan plan = fuse(graph);
+  ASSERT_TRUE(plan::is_matmul_kernel(plan.kernels[0]));
+  EXPECT_EQ(plan.kernels[0].epilogue, 1);
 }
 
 // An integer product is the interpreter's, not BLAS's: no epilogue runs on its rows.

@@ -138,7 +138,9 @@ void multiply_through_epilogue(const Node& node, const memory::Buffer& a, bool a
   const int64_t max_block_bytes = std::max<int64_t>(256 << 10, 16 * n * sizeof(T));
   const RowEpilogue copy = [&](const void* block, int64_t first, int64_t count) {
     EXPECT_LE(count * n * static_cast<int64_t>(sizeof(T)), max_block_bytes);
-    if (product != nullptr) EXPECT_EQ(block, product->data_as<T>() + first * n);
+    if (product != nullptr) {
+      EXPECT_EQ(block, product->data_as<T>() + first * n);
+    }
     std::memcpy(out.data_as<T>() + first * n, block, count * n * sizeof(T));
     for (int64_t row = first; row < first + count; ++row) ++seen[row];
   };
