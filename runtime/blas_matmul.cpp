@@ -1,6 +1,7 @@
 #include "runtime/blas_matmul.h"
 
 #include <cblas.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -30,6 +31,10 @@ constexpr int64_t kMinSplitMultiplyAdds = int64_t{1} << 20;
 // Rows (or columns) per thread are a multiple of this, so that a product splits into at most two
 // sizes of block (a oneDNN primitive each).
 constexpr int64_t kBlockGranule = 16;
+// Rows per thread from which oneDNN packs b once per product and thread (onednn_sgemm): the
+// mlp's 65,536 gained a tenth, the wide model's 256 lost as much (its b is 3 MiB, packed before
+// any row is multiplied rather than panel by panel as oneDNN's kernels do).
+constexpr int64_t kMinRowsToPackB = 4096;
 
 /// Keeps OpenBLAS to the calling thread: lazuli's pool splits products itself.
 void keep_blas_single_threaded() {
@@ -42,18 +47,18 @@ CBLAS_TRANSPOSE transpose_flag(bool transposed) { return transposed ? CblasTrans
 /// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread: lazuli's
 /// own kernel for narrow products (narrow_gemm.h), oneDNN's when it takes the product
 /// (onednn_takes) and has a kernel for the layout, else OpenBLAS's.
-void gemm_block(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
-                int64_t m, int64_t k, int64_t n) {
+void gemm_block(uint64_t product, GemmOperand<float> a, GemmOperand<float> b, float* out,
+                int64_t out_leading, int64_t m, int64_t k, int64_t n) {
   if (narrow_gemm_takes(a, b, n)) return narrow_sgemm(a, b, out, out_leading, m, k, n);
-  if (onednn_takes(m, k, n) && onednn_sgemm(a, b, out, out_leading, m, k, n)) return;
+  if (onednn_takes(m, k, n) && onednn_sgemm(product, a, b, out, out_leading, m, k, n)) return;
   cblas_sgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data,
               static_cast<int>(a.leading), b.data, static_cast<int>(b.leading), 0.0f, out,
               static_cast<int>(out_leading));
 }
 
-void gemm_block(GemmOperand<double> a, GemmOperand<double> b, double* out, int64_t out_leading,
-                int64_t m, int64_t k, int64_t n) {
+void gemm_block(uint64_t, GemmOperand<double> a, GemmOperand<double> b, double* out,
+                int64_t out_leading, int64_t m, int64_t k, int64_t n) {
   cblas_dgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, a.data,
               static_cast<int>(a.leading), b.data, static_cast<int>(b.leading), 0.0, out,
@@ -77,17 +82,13 @@ struct RowSink {
   int64_t first_row;            // the product's row that is row 0 here, for the epilogue
 };
 
-// The rows an epilogue receives at a time: about this many bytes, so that they are still in the
-// core's own cache when it reads them (the experiment that chose it found 128 KiB to 512 KiB
-// equally fast, and gemm no slower on such blocks than on a thread's whole share).
-constexpr int64_t kEpilogueBlockBytes = int64_t{256} << 10;
 // Blocks of kBlockGranule rows wider than this would not stay in cache: blas_matmul with an
 // epilogue refuses such products.
 constexpr int64_t kMaxEpilogueBlockBytes = int64_t{4} << 20;
 
 int64_t epilogue_block_rows(int64_t n, int64_t element_bytes) {
   return std::max(kBlockGranule,
-                  kEpilogueBlockBytes / (n * element_bytes) / kBlockGranule * kBlockGranule);
+                  epilogue_block_bytes() / (n * element_bytes) / kBlockGranule * kBlockGranule);
 }
 
 /// The calling thread's memory for a block of rows that no buffer keeps.
@@ -101,14 +102,15 @@ T* thread_block_memory(int64_t elements) {
 /// Rows [start, start + length) of a [m, k] @ b [k, n] into `sink`, which has an epilogue, a
 /// block of epilogue_block_rows at a time.
 template <class T>
-void rows_through_epilogue(GemmOperand<T> a, GemmOperand<T> b, const RowSink<T>& sink,
-                           int64_t start, int64_t length, int64_t k, int64_t n) {
+void rows_through_epilogue(uint64_t product, GemmOperand<T> a, GemmOperand<T> b,
+                           const RowSink<T>& sink, int64_t start, int64_t length, int64_t k,
+                           int64_t n) {
   const int64_t block_rows = std::min(length, epilogue_block_rows(n, sizeof(T)));
   T* const own = sink.out == nullptr ? thread_block_memory<T>(block_rows * n) : nullptr;
   for (int64_t row = start; row < start + length; row += block_rows) {
     const int64_t rows = std::min(block_rows, start + length - row);
     T* const destination = sink.out == nullptr ? own : sink.out + row * n;
-    gemm_block(rows_from(a, row), b, destination, n, rows, k, n);
+    gemm_block(product, rows_from(a, row), b, destination, n, rows, k, n);
     (*sink.epilogue)(destination, sink.first_row + row, rows);
   }
 }
@@ -123,6 +125,8 @@ template <class T>
 void gemm(GemmOperand<T> a, GemmOperand<T> b, const RowSink<T>& sink, int64_t m, int64_t k,
           int64_t n) {
   const int64_t threads = m * k * n >= kMinSplitMultiplyAdds ? thread_count() : 1;
+  // Rows enough per thread for oneDNN to pack b once for them all (onednn_sgemm).
+  const uint64_t product = m / threads >= kMinRowsToPackB ? new_onednn_product() : 0;
   const auto granules = [](int64_t extent) { return (extent + kBlockGranule - 1) / kBlockGranule; };
   const bool preferred_rows = !a.transposed;
   const int64_t preferred = granules(preferred_rows ? m : n);
@@ -138,13 +142,13 @@ void gemm(GemmOperand<T> a, GemmOperand<T> b, const RowSink<T>& sink, int64_t m,
     const int64_t start = block * block_extent;
     const int64_t length = std::min(block_extent, extent - start);
     if (sink.epilogue != nullptr) {
-      rows_through_epilogue(a, b, sink, start, length, k, n);
+      rows_through_epilogue(product, a, b, sink, start, length, k, n);
     } else if (split_rows) {
-      gemm_block(rows_from(a, start), b, sink.out + start * n, n, length, k, n);
+      gemm_block(product, rows_from(a, start), b, sink.out + start * n, n, length, k, n);
     } else {
       const GemmOperand<T> columns{b.data + (b.transposed ? start * b.leading : start),
                                    b.transposed, b.leading};
-      gemm_block(a, columns, sink.out + start, n, m, k, length);
+      gemm_block(product, a, columns, sink.out + start, n, m, k, length);
     }
   };
   if (blocks == 1) {
@@ -224,6 +228,17 @@ int64_t inner_extent(const ir::Node& node) {
 }
 
 }  // namespace
+
+// Half the core's second-level cache: the mlp's first layer with its bias and relu took
+// 30.3-30.5 ms in blocks of 256 KiB, 28.5-29.5 in blocks of 512 KiB, and 28.5-40 in blocks of
+// 1 MiB, this machine's whole L2.
+int64_t epilogue_block_bytes() {
+  static const int64_t bytes = [] {
+    const long level2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return level2 > 0 ? int64_t{level2} / 2 : int64_t{256} << 10;
+  }();
+  return bytes;
+}
 
 bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
                  const memory::Buffer& b, bool b_transposed, memory::Buffer& out) {

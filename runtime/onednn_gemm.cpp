@@ -2,10 +2,12 @@
 
 #include <dnnl.hpp>
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -27,11 +29,12 @@ constexpr int64_t kMinColumns = 16;
 // of ever-new shapes from keeping their generated code forever.
 constexpr size_t kMaxCachedPrimitives = 256;
 
-/// Everything a block's primitive depends on: its shape and how its operands lie in memory.
+/// Everything a block's primitive depends on: its shape, how its operands lie in memory, and
+/// whether it reads b packed (onednn_sgemm's product).
 struct BlockLayout {
   int64_t m, k, n;
   int64_t a_leading, b_leading, out_leading;
-  bool a_transposed, b_transposed;
+  bool a_transposed, b_transposed, packs_b;
   bool operator==(const BlockLayout&) const = default;
 };
 
@@ -40,18 +43,21 @@ struct BlockLayoutHash {
     size_t hash = 0;
     for (const int64_t field :
          {layout.m, layout.k, layout.n, layout.a_leading, layout.b_leading, layout.out_leading,
-          int64_t{layout.a_transposed}, int64_t{layout.b_transposed}}) {
+          int64_t{layout.a_transposed}, int64_t{layout.b_transposed}, int64_t{layout.packs_b}}) {
       hash = hash * 1000003 ^ std::hash<int64_t>{}(field);
     }
     return hash;
   }
 };
 
-/// A block's primitive. Its scratch memory is the caller's (scratchpad_mode::user), so threads
-/// may run one primitive at once: with oneDNN's default, a primitive's runs share one scratchpad.
+/// A block's primitive, which reads `b` as stored, or packed: in the blocked layout oneDNN chose
+/// for it (packed_b), which `pack` puts it in. Their scratch memory is the caller's
+/// (scratchpad_mode::user), so threads may run one primitive at once: with oneDNN's default, a
+/// primitive's runs share one scratchpad.
 struct Primitive {
-  dnnl::memory::desc a, b, out, scratchpad;
+  dnnl::memory::desc a, b, packed_b, out, scratchpad, pack_scratchpad;
   dnnl::matmul matmul;
+  std::optional<dnnl::reorder> pack;  // none: b is read as stored (packed_b == b)
 };
 
 // Never destroyed, like lazuli's other caches: a product still queued on a stream when the
@@ -107,35 +113,82 @@ std::shared_ptr<const Primitive> primitive_for(const BlockLayout& layout) {
   const dnnl::memory::desc out = matrix_desc(layout.m, layout.n, layout.out_leading, false);
   dnnl::primitive_attr attributes;
   attributes.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const dnnl::memory::desc any_b({layout.k, layout.n}, dnnl::memory::data_type::f32,
+                                 dnnl::memory::format_tag::any);
   std::shared_ptr<const Primitive> primitive;
   try {
-    const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(a, b, out), attributes,
-                                                   cpu_engine());
-    primitive = std::make_shared<const Primitive>(
-        Primitive{a, b, out, description.scratchpad_desc(), dnnl::matmul(description)});
+    const dnnl::matmul::primitive_desc description(
+        dnnl::matmul::desc(a, layout.packs_b ? any_b : b, out), attributes, cpu_engine());
+    const dnnl::memory::desc packed_b = description.weights_desc();
+    Primitive made{
+        a,           b, packed_b, out, description.scratchpad_desc(), {}, dnnl::matmul(description),
+        std::nullopt};
+    if (layout.packs_b) {
+      const dnnl::reorder::primitive_desc packing(cpu_engine(), b, cpu_engine(), packed_b,
+                                                  attributes);
+      made.pack_scratchpad = packing.scratchpad_desc();
+      made.pack = dnnl::reorder(packing);
+    }
+    primitive = std::make_shared<const Primitive>(std::move(made));
   } catch (const dnnl::error&) {
     // No kernel for this layout: the caller takes OpenBLAS's, now and next time.
   }
   return cache->try_emplace(layout, std::move(primitive)).first->second;
 }
 
-void run(const Primitive& primitive, const float* a, const float* b, float* out) {
+/// `bytes` of `storage` aligned to a page, as oneDNN's own scratchpads are; grows it as needed.
+void* page_aligned(std::vector<std::byte>& storage, size_t bytes) {
+  constexpr size_t kAlignment = 4096;
+  if (storage.size() < bytes + kAlignment) storage.resize(bytes + kAlignment);
+  void* aligned = storage.data();
+  size_t space = storage.size();
+  return std::align(kAlignment, bytes, aligned, space);
+}
+
+/// b of `product` in primitive's packed layout (primitive.pack): packed at the thread's first
+/// block of the product reading it (a product split by columns has a b per block), then kept for
+/// its next ones. The memory stays with the thread for the next product.
+void* packed_b(const Primitive& primitive, uint64_t product, const float* b, dnnl::stream& stream) {
+  thread_local struct {
+    uint64_t product = 0;
+    const float* b = nullptr;
+    dnnl::memory::desc layout;
+    std::vector<std::byte> storage;
+    void* data = nullptr;
+  } packed;
+  if (packed.product == product && packed.b == b && packed.layout == primitive.packed_b) {
+    return packed.data;
+  }
+  packed.data = page_aligned(packed.storage, primitive.packed_b.get_size());
+  thread_local std::vector<std::byte> scratch;
+  dnnl::engine& engine = cpu_engine();
+  primitive.pack->execute(
+      stream, {{DNNL_ARG_FROM, dnnl::memory(primitive.b, engine, const_cast<float*>(b))},
+               {DNNL_ARG_TO, dnnl::memory(primitive.packed_b, engine, packed.data)},
+               {DNNL_ARG_SCRATCHPAD,
+                dnnl::memory(primitive.pack_scratchpad, engine,
+                             page_aligned(scratch, primitive.pack_scratchpad.get_size()))}});
+  packed.product = product;
+  packed.b = b;
+  packed.layout = primitive.packed_b;
+  return packed.data;
+}
+
+void run(const Primitive& primitive, uint64_t product, const float* a, const float* b, float* out) {
   const SingleThreadedOpenMp single_threaded;
   thread_local dnnl::stream stream(cpu_engine());
-  // Aligned to a page, as oneDNN's own scratchpads are.
-  constexpr size_t kScratchAlignment = 4096;
   thread_local std::vector<std::byte> scratch;
-  const size_t needed = primitive.scratchpad.get_size() + kScratchAlignment;
-  if (scratch.size() < needed) scratch.resize(needed);
-  void* aligned = scratch.data();
-  size_t space = scratch.size();
-  std::align(kScratchAlignment, primitive.scratchpad.get_size(), aligned, space);
   dnnl::engine& engine = cpu_engine();
   primitive.matmul.execute(
-      stream, {{DNNL_ARG_SRC, dnnl::memory(primitive.a, engine, const_cast<float*>(a))},
-               {DNNL_ARG_WEIGHTS, dnnl::memory(primitive.b, engine, const_cast<float*>(b))},
-               {DNNL_ARG_DST, dnnl::memory(primitive.out, engine, out)},
-               {DNNL_ARG_SCRATCHPAD, dnnl::memory(primitive.scratchpad, engine, aligned)}});
+      stream,
+      {{DNNL_ARG_SRC, dnnl::memory(primitive.a, engine, const_cast<float*>(a))},
+       {DNNL_ARG_WEIGHTS, dnnl::memory(primitive.packed_b, engine,
+                                       primitive.pack ? packed_b(primitive, product, b, stream)
+                                                      : const_cast<float*>(b))},
+       {DNNL_ARG_DST, dnnl::memory(primitive.out, engine, out)},
+       {DNNL_ARG_SCRATCHPAD,
+        dnnl::memory(primitive.scratchpad, engine,
+                     page_aligned(scratch, primitive.scratchpad.get_size()))}});
   stream.wait();  // a no-op for the OpenMP runtime's synchronous execution, but not promised
 }
 
@@ -145,12 +198,17 @@ bool onednn_takes(int64_t m, int64_t k, int64_t n) {
   return m * k * n >= kMinMultiplyAdds && n >= kMinColumns;
 }
 
-bool onednn_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
-                  int64_t m, int64_t k, int64_t n) {
-  const std::shared_ptr<const Primitive> primitive =
-      primitive_for({m, k, n, a.leading, b.leading, out_leading, a.transposed, b.transposed});
+uint64_t new_onednn_product() {
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
+bool onednn_sgemm(uint64_t product, GemmOperand<float> a, GemmOperand<float> b, float* out,
+                  int64_t out_leading, int64_t m, int64_t k, int64_t n) {
+  const std::shared_ptr<const Primitive> primitive = primitive_for(
+      {m, k, n, a.leading, b.leading, out_leading, a.transposed, b.transposed, product != 0});
   if (primitive == nullptr) return false;
-  run(*primitive, a.data, b.data, out);
+  run(*primitive, product, a.data, b.data, out);
   return true;
 }
 

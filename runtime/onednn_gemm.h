@@ -25,10 +25,18 @@ namespace lz::runtime {
 /// with oneDNN (LAZULI_WITH_ONEDNN).
 bool onednn_takes(int64_t m, int64_t k, int64_t n);
 
-/// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread. Returns
-/// false, doing nothing, when oneDNN has no kernel for this layout, or lazuli was built without
-/// oneDNN. Threads may run it at once, on the same layout too.
-bool onednn_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,
-                  int64_t m, int64_t k, int64_t n);
+/// A number for a product whose blocks go to onednn_sgemm, never given before and never 0.
+uint64_t new_onednn_product();
+
+/// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread, a block of
+/// `product`. A product numbered by new_onednn_product() has b packed into oneDNN's own layout by
+/// each thread at its first block, and kept for its others, so b must not change between them:
+/// worth it where a thread multiplies many rows by one b (on 2 threads, (131072,128) x
+/// (128,128) took 28.0 ms against 31.7 with b as stored, which oneDNN's kernels pack again at
+/// every call). Product 0 reads b as stored. Returns false, doing nothing, when oneDNN has no
+/// kernel for this layout, or lazuli was built without oneDNN. Threads may run it at once, on the
+/// same layout too.
+bool onednn_sgemm(uint64_t product, GemmOperand<float> a, GemmOperand<float> b, float* out,
+                  int64_t out_leading, int64_t m, int64_t k, int64_t n);
 
 }  // namespace lz::runtime

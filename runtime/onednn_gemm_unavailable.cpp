@@ -6,8 +6,10 @@ namespace lz::runtime {
 
 bool onednn_takes(int64_t, int64_t, int64_t) { return false; }
 
-bool onednn_sgemm(GemmOperand<float>, GemmOperand<float>, float*, int64_t, int64_t, int64_t,
-                  int64_t) {
+uint64_t new_onednn_product() { return 0; }
+
+bool onednn_sgemm(uint64_t, GemmOperand<float>, GemmOperand<float>, float*, int64_t, int64_t,
+                  int64_t, int64_t) {
   return false;
 }
 

@@ -382,7 +382,7 @@ int64_t bytes_allocated_by(const std::function<void()>& evaluate) {
 
 // The kernel after a matmul that computes from it row by row runs on each block of the product's
 // rows as BLAS computes it (passes/matmul_epilogues.h). Its values are the interpreter's for both
-// dtypes BLAS takes, on products of one block and of many (a block is about 256 KiB of rows), with
+// dtypes BLAS takes, on products of one block and of many (a block is half the core's L2), with
 // row counts that split unevenly across 1 to 3 threads, NaNs kept by relu, casts, reductions over
 // the rows, a transposed operand, and batches read in one call or matrix by matrix. The product
 // takes no buffer of its own unless it is read too.
@@ -398,7 +398,7 @@ TEST(CpuJitTest, MatmulEpiloguesRunOnBlocksOfRowsWithoutWritingTheProduct) {
       // (rows, inner, columns): one block; many blocks of 128 columns; 100 columns, blocks
       // of a row count that is no power of two; 16 columns, blocks of 4,096 rows.
       for (const auto& [m, k, n] : std::vector<std::array<int64_t, 3>>{
-               {7, 3, 5}, {1000, 64, 128}, {1500, 33, 100}, {9000, 24, 16}}) {
+               {7, 3, 5}, {3000, 64, 128}, {1500, 33, 100}, {9000, 24, 16}}) {
         const std::string what = "(" + std::to_string(m) + "," + std::to_string(k) + ") @ (" +
                                  std::to_string(k) + "," + std::to_string(n) + ")" + in;
         lz::Tensor x = sample({m, k}, dtype, 71);

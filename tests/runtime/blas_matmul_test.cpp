@@ -123,9 +123,9 @@ std::shared_ptr<memory::Buffer> transposed_copy(const Node& node) {
 enum class Through { Buffer, Epilogue, EpilogueAndBuffer };
 
 /// Computes `node`'s product through an epilogue that copies each block of rows into `out`, and
-/// checks the blocks: each row comes once, a block holds at most 256 KiB of rows (or 16 rows),
-/// and with EpilogueAndBuffer the rows the epilogue sees are the buffer's, which ends up equal to
-/// `out`.
+/// checks the blocks: each row comes once, a block holds at most epilogue_block_bytes() of rows (or
+/// 16 rows), and with EpilogueAndBuffer the rows the epilogue sees are the buffer's, which ends up
+/// equal to `out`.
 template <class T>
 void multiply_through_epilogue(const Node& node, const memory::Buffer& a, bool a_transposed,
                                const memory::Buffer& b, bool b_transposed, Through through,
@@ -135,7 +135,7 @@ void multiply_through_epilogue(const Node& node, const memory::Buffer& a, bool a
   const std::shared_ptr<memory::Buffer> product =
       through == Through::EpilogueAndBuffer ? poisoned_output<T>(node) : nullptr;
   std::vector<std::atomic<int>> seen(rows);
-  const int64_t max_block_bytes = std::max<int64_t>(256 << 10, 16 * n * sizeof(T));
+  const int64_t max_block_bytes = std::max<int64_t>(epilogue_block_bytes(), 16 * n * sizeof(T));
   const RowEpilogue copy = [&](const void* block, int64_t first, int64_t count) {
     EXPECT_LE(count * n * static_cast<int64_t>(sizeof(T)), max_block_bytes);
     if (product != nullptr) {
@@ -327,7 +327,7 @@ TEST(BlasMatMulTest, EpiloguesSeeEveryRowOnceInBlocksThatStayInCache) {
     for (const Through through : {Through::Epilogue, Through::EpilogueAndBuffer}) {
       SCOPED_TRACE(std::to_string(threads) + " threads" +
                    (through == Through::Epilogue ? "" : ", with a product buffer"));
-      expect_matches_interpreter<float>({2, 700, 64}, {64, 200}, 1e-4, 7, false, false, through);
+      expect_matches_interpreter<float>({2, 2000, 64}, {64, 200}, 1e-4, 7, false, false, through);
       expect_matches_interpreter<double>({300, 50}, {2, 50, 300}, 1e-12, 8, false, false, through);
       expect_matches_interpreter<float>({301, 203}, {203, 97}, 1e-4, 9, true, true, through);
       expect_matches_interpreter<float>({5, 3}, {3, 4}, 1e-4, 10, false, false, through);
