@@ -4,7 +4,6 @@
 #include <vector>
 
 #if defined(__x86_64__) && defined(__GNUC__)
-#include <immintrin.h>
 #define LAZULI_NARROW_GEMM_X86 1
 #endif
 
@@ -18,144 +17,104 @@ constexpr int64_t kMaxColumns = 32;
 using Multiply = void (*)(const float* a, int64_t a_leading, const float* panel, float* out,
                           int64_t out_leading, int64_t m, int64_t k, int64_t n);
 
+/// A kernel for one instruction set.
 struct IsaKernel {
   Multiply multiply = nullptr;  // null where the processor lacks the instruction set
-  int64_t width = 1;            // float32 per vector
+  int64_t lanes = 1;            // float32 per vector: b's rows are padded to whole vectors
 };
 
 #ifdef LAZULI_NARROW_GEMM_X86
 
-// Each kernel keeps kRows x kVectors sums in registers, fed by one broadcast element of `a` and
-// kVectors vectors of b's row per step of k: rows at a time are as many as leave a register
-// for each (32 with AVX-512, 16 with AVX2).
+// A register of float32: 16 with AVX-512, 8 with AVX2. Written with GCC's vector extensions, the
+// kernel below compiles for whichever instruction set the function it is inlined into targets.
+// Unaligned (rows lie anywhere) and may alias float, so it is read and written through pointers
+// into rows; each `sum += x * row` contracts into a fused multiply-add (GCC's default in C++).
+using Vector16 = float __attribute__((vector_size(64), aligned(4), may_alias));
+using Vector8 = float __attribute__((vector_size(32), aligned(4), may_alias));
 
-/// Asks for the cache line at column p of each row of the block after next. The rows a kernel
-/// reads together are as many streams, which the processor's prefetchers did not follow: with
-/// `a` from memory, (65536,128) x (128,16) ran at 40 GFLOP/s on one thread, against 111 with it
-/// in cache; 53 prefetching one block ahead, 46-59 two blocks ahead (4.7-5.2 ms on 2 threads,
-/// the product of 131072 rows).
-template <int kRows>
-[[gnu::always_inline]] inline void prefetch_rows_ahead(const float* a, int64_t a_leading,
-                                                       int64_t p) {
-#pragma GCC unroll 16
-  for (int i = 0; i < kRows; ++i) {
-    _mm_prefetch(reinterpret_cast<const char*>(a + (2 * kRows + i) * a_leading + p), _MM_HINT_T0);
-  }
-}
-
-template <int kRows, int kVectors>
-[[gnu::target("arch=x86-64-v4"), gnu::always_inline]] inline void rows_avx512(
-    const float* a, int64_t a_leading, const float* panel, float* out, int64_t out_leading,
-    int64_t k, int64_t n) {
-  __m512 sums[kRows][kVectors];
-#pragma GCC unroll 16
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) sums[i][v] = _mm512_setzero_ps();
-  }
+/// kRows rows of out = the same rows of a @ panel, which holds b's k rows, each padded with zeros
+/// to kVectors vectors. The sums stay in registers (kRows x kVectors of them, beside b's
+/// row and a's element), and the rows of the block after next are prefetched: the rows read
+/// together are as many streams, which the processor's prefetchers did not follow. With `a` from
+/// memory, (65536,128) x (128,16) ran at 40 GFLOP/s on one thread without it, against 111 with `a`
+/// in cache; 53 prefetching one block ahead, 46-59 two blocks ahead.
+template <class Vector, int kRows, int kVectors>
+[[gnu::always_inline]] inline void multiply_rows(const float* a, int64_t a_leading,
+                                                 const float* panel, float* out,
+                                                 int64_t out_leading, int64_t k, int64_t n) {
+  constexpr int kLanes = sizeof(Vector) / sizeof(float);
+  Vector sums[kRows][kVectors] = {};
   for (int64_t p = 0; p < k; ++p) {
-    if (p % 16 == 0) prefetch_rows_ahead<kRows>(a, a_leading, p);
-    __m512 row[kVectors];
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) row[v] = _mm512_loadu_ps(panel + (p * kVectors + v) * 16);
+    if (p % 16 == 0) {  // a cache line of a's rows
+#pragma GCC unroll 16
+      for (int i = 0; i < kRows; ++i) __builtin_prefetch(a + (2 * kRows + i) * a_leading + p);
+    }
+    const Vector* row = reinterpret_cast<const Vector*>(panel + p * kVectors * kLanes);
 #pragma GCC unroll 16
     for (int i = 0; i < kRows; ++i) {
-      const __m512 x = _mm512_set1_ps(a[i * a_leading + p]);
+      const float x = a[i * a_leading + p];
 #pragma GCC unroll 4
-      for (int v = 0; v < kVectors; ++v) sums[i][v] = _mm512_fmadd_ps(x, row[v], sums[i][v]);
+      for (int v = 0; v < kVectors; ++v) sums[i][v] += x * row[v];
     }
   }
 #pragma GCC unroll 16
   for (int i = 0; i < kRows; ++i) {
 #pragma GCC unroll 4
     for (int v = 0; v < kVectors; ++v) {
-      const int64_t columns = std::min<int64_t>(16, n - v * 16);
-      const auto mask = static_cast<__mmask16>((uint32_t{1} << columns) - 1);
-      _mm512_mask_storeu_ps(out + i * out_leading + v * 16, mask, sums[i][v]);
-    }
-  }
-}
-
-template <int kRows, int kVectors>
-[[gnu::target("arch=x86-64-v3"), gnu::always_inline]] inline void rows_avx2(
-    const float* a, int64_t a_leading, const float* panel, float* out, int64_t out_leading,
-    int64_t k, int64_t n) {
-  __m256 sums[kRows][kVectors];
-#pragma GCC unroll 16
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) sums[i][v] = _mm256_setzero_ps();
-  }
-  for (int64_t p = 0; p < k; ++p) {
-    if (p % 16 == 0) prefetch_rows_ahead<kRows>(a, a_leading, p);
-    __m256 row[kVectors];
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) row[v] = _mm256_loadu_ps(panel + (p * kVectors + v) * 8);
-#pragma GCC unroll 16
-    for (int i = 0; i < kRows; ++i) {
-      const __m256 x = _mm256_set1_ps(a[i * a_leading + p]);
-#pragma GCC unroll 4
-      for (int v = 0; v < kVectors; ++v) sums[i][v] = _mm256_fmadd_ps(x, row[v], sums[i][v]);
-    }
-  }
-  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-#pragma GCC unroll 16
-  for (int i = 0; i < kRows; ++i) {
-#pragma GCC unroll 4
-    for (int v = 0; v < kVectors; ++v) {
-      const auto columns = static_cast<int>(std::min<int64_t>(8, n - v * 8));
-      const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(columns), lane);
-      _mm256_maskstore_ps(out + i * out_leading + v * 8, mask, sums[i][v]);
+      float* const to = out + i * out_leading + v * kLanes;
+      const int64_t columns = std::min<int64_t>(kLanes, n - v * kLanes);
+      if (columns == kLanes) {
+        *reinterpret_cast<Vector*>(to) = sums[i][v];
+      } else {
+        for (int64_t j = 0; j < columns; ++j) to[j] = sums[i][v][j];
+      }
     }
   }
 }
 
 /// out = a @ panel, kRows rows at a time, then the rest one by one.
-template <int kRows, int kVectors>
-[[gnu::target("arch=x86-64-v4")]] void loop_avx512(const float* a, int64_t a_leading,
-                                                   const float* panel, float* out,
-                                                   int64_t out_leading, int64_t m, int64_t k,
-                                                   int64_t n) {
+template <class Vector, int kRows, int kVectors>
+[[gnu::always_inline]] inline void multiply_all_rows(const float* a, int64_t a_leading,
+                                                     const float* panel, float* out,
+                                                     int64_t out_leading, int64_t m, int64_t k,
+                                                     int64_t n) {
   int64_t row = 0;
   for (; row + kRows <= m; row += kRows) {
-    rows_avx512<kRows, kVectors>(a + row * a_leading, a_leading, panel, out + row * out_leading,
-                                 out_leading, k, n);
+    multiply_rows<Vector, kRows, kVectors>(a + row * a_leading, a_leading, panel,
+                                           out + row * out_leading, out_leading, k, n);
   }
   for (; row < m; ++row) {
-    rows_avx512<1, kVectors>(a + row * a_leading, a_leading, panel, out + row * out_leading,
-                             out_leading, k, n);
+    multiply_rows<Vector, 1, kVectors>(a + row * a_leading, a_leading, panel,
+                                       out + row * out_leading, out_leading, k, n);
   }
 }
 
-template <int kRows, int kVectors>
-[[gnu::target("arch=x86-64-v3")]] void loop_avx2(const float* a, int64_t a_leading,
-                                                 const float* panel, float* out,
-                                                 int64_t out_leading, int64_t m, int64_t k,
-                                                 int64_t n) {
-  int64_t row = 0;
-  for (; row + kRows <= m; row += kRows) {
-    rows_avx2<kRows, kVectors>(a + row * a_leading, a_leading, panel, out + row * out_leading,
-                               out_leading, k, n);
-  }
-  for (; row < m; ++row) {
-    rows_avx2<1, kVectors>(a + row * a_leading, a_leading, panel, out + row * out_leading,
-                           out_leading, k, n);
+// As many rows at a time as keep every sum in a register: 32 registers of 16 float32 with
+// AVX-512, 16 of 8 with AVX2.
+[[gnu::target("arch=x86-64-v4")]] void multiply_avx512(const float* a, int64_t a_leading,
+                                                       const float* panel, float* out,
+                                                       int64_t out_leading, int64_t m, int64_t k,
+                                                       int64_t n) {
+  if (n <= 16) {
+    multiply_all_rows<Vector16, 8, 1>(a, a_leading, panel, out, out_leading, m, k, n);
+  } else {
+    multiply_all_rows<Vector16, 6, 2>(a, a_leading, panel, out, out_leading, m, k, n);
   }
 }
 
-void multiply_avx512(const float* a, int64_t a_leading, const float* panel, float* out,
-                     int64_t out_leading, int64_t m, int64_t k, int64_t n) {
-  const auto loop = n <= 16 ? loop_avx512<8, 1> : loop_avx512<6, 2>;
-  loop(a, a_leading, panel, out, out_leading, m, k, n);
-}
-
-void multiply_avx2(const float* a, int64_t a_leading, const float* panel, float* out,
-                   int64_t out_leading, int64_t m, int64_t k, int64_t n) {
-  const auto loop = n <= 8    ? loop_avx2<8, 1>
-                    : n <= 16 ? loop_avx2<4, 2>
-                    : n <= 24 ? loop_avx2<3, 3>
-                              : loop_avx2<2, 4>;
-  loop(a, a_leading, panel, out, out_leading, m, k, n);
+[[gnu::target("arch=x86-64-v3")]] void multiply_avx2(const float* a, int64_t a_leading,
+                                                     const float* panel, float* out,
+                                                     int64_t out_leading, int64_t m, int64_t k,
+                                                     int64_t n) {
+  if (n <= 8) {
+    multiply_all_rows<Vector8, 8, 1>(a, a_leading, panel, out, out_leading, m, k, n);
+  } else if (n <= 16) {
+    multiply_all_rows<Vector8, 4, 2>(a, a_leading, panel, out, out_leading, m, k, n);
+  } else if (n <= 24) {
+    multiply_all_rows<Vector8, 3, 3>(a, a_leading, panel, out, out_leading, m, k, n);
+  } else {
+    multiply_all_rows<Vector8, 2, 4>(a, a_leading, panel, out, out_leading, m, k, n);
+  }
 }
 
 /// The kernel for `isa`; one without a function where the processor lacks it.
@@ -177,7 +136,8 @@ IsaKernel kernel_for(NarrowGemmIsa) { return {}; }
 
 #endif
 
-/// The kernel of the widest vectors the processor has.
+/// The kernel of the widest vectors the processor has; one without a function where it has
+/// neither.
 IsaKernel host_kernel() {
   static const IsaKernel kernel = kernel_for(NarrowGemmIsa::Avx512).multiply != nullptr
                                       ? kernel_for(NarrowGemmIsa::Avx512)
@@ -187,7 +147,7 @@ IsaKernel host_kernel() {
 
 void multiply_with(const IsaKernel& kernel, GemmOperand<float> a, GemmOperand<float> b, float* out,
                    int64_t out_leading, int64_t m, int64_t k, int64_t n) {
-  const int64_t padded = (n + kernel.width - 1) / kernel.width * kernel.width;
+  const int64_t padded = (n + kernel.lanes - 1) / kernel.lanes * kernel.lanes;
   const float* panel = b.data;
   if (n != padded || b.leading != n) {
     thread_local std::vector<float> padded_rows;
