@@ -64,9 +64,9 @@
 // Kernels are ordered by their roots' positions. That respects dependencies: a value crossing
 // kernels is either a root, which precedes its readers, or a shared node placed by the rule above.
 // Then each collective moves up to just after the kernels it reads (passes/collective_hoisting.h),
-// so that communication overlaps the kernels after it. Last, each matmul takes the elementwise
-// kernel reading its product as its epilogue (passes/matmul_epilogues.h), run on the product's
-// rows in cache.
+// so that communication overlaps the kernels after it. Last, each matmul takes the kernel that
+// computes from its product row by row as its epilogue (passes/matmul_epilogues.h), run on the
+// product's rows in cache.
 //
 // Cost: one backward walk over consumer lists, plus, when a reduction joins a kernel, a walk over
 // the part of that kernel depending on it (bounded by max_kernel_ops). No recursion.

@@ -25,8 +25,8 @@ struct Kernel {
   /// is found by is derived once; null when the kernel is the only one of its kind.
   std::shared_ptr<KernelKeyMemo> key_memo;
   /// For a matmul kernel, the position in FusionPlan::kernels of its epilogue: a later kernel
-  /// that computes from the product element for element and runs on each block of the product's
-  /// rows as soon as it is computed (passes/matmul_epilogues.h); -1 when it has none.
+  /// that computes from the product row by row and runs on each block of the product's rows as
+  /// soon as it is computed (passes/matmul_epilogues.h); -1 when it has none.
   int epilogue = -1;
 };
 

@@ -49,7 +49,7 @@ CBLAS_TRANSPOSE transpose_flag(bool transposed) { return transposed ? CblasTrans
 /// (onednn_takes) and has a kernel for the layout, else OpenBLAS's.
 void gemm_block(uint64_t product, GemmOperand<float> a, GemmOperand<float> b, float* out,
                 int64_t out_leading, int64_t m, int64_t k, int64_t n) {
-  if (narrow_gemm_takes(a, b, n)) return narrow_sgemm(a, b, out, out_leading, m, k, n);
+  if (narrow_gemm_takes(a, b, k, n)) return narrow_sgemm(a, b, out, out_leading, m, k, n);
   if (onednn_takes(m, k, n) && onednn_sgemm(product, a, b, out, out_leading, m, k, n)) return;
   cblas_sgemm(CblasRowMajor, transpose_flag(a.transposed), transpose_flag(b.transposed),
               static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0f, a.data,
@@ -262,12 +262,11 @@ bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transpose
                  const memory::Buffer& b, bool b_transposed, memory::Buffer* out,
                  const RowEpilogue& epilogue) {
   const int64_t n = node.shape.back();
-  if (!blas_takes(node, a_transposed) || inner_extent(node) == 0 ||
+  if (!blas_takes(node, a_transposed) || inner_extent(node) == 0 || node.size() == 0 ||
       kBlockGranule * n * dtype_size(node.dtype) > kMaxEpilogueBlockBytes) {
     return false;
   }
   keep_blas_single_threaded();
-  if (node.size() == 0) return true;
   if (node.dtype == float32) {
     multiply<float>(node, a, a_transposed, b, b_transposed,
                     out == nullptr ? nullptr : out->data_as<float>(), &epilogue);

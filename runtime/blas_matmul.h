@@ -42,15 +42,16 @@ bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transpose
 /// the product's dtype.
 using RowEpilogue = std::function<void(const void* rows, int64_t first, int64_t count)>;
 
-/// The bytes of rows an epilogue receives at a time, at least: half the core's second-level cache
-/// (256 KiB where the system does not say), so that they are still there when it reads them.
+/// The bytes of rows an epilogue receives at a time, at most (a block has 16 rows at least): half
+/// the core's second-level cache (256 KiB where the system does not say), so that they are still
+/// there when it reads them.
 int64_t epilogue_block_bytes();
 
-/// blas_matmul computing the product in blocks of rows of about epilogue_block_bytes(), split by
-/// rows across
-/// threads, each passed to `epilogue` as soon as it is computed: into `out`, or, where `out` is
-/// null, into memory of the thread's own that the next block reuses, so the product never
-/// reaches a buffer. Also returns false, doing nothing, for an empty sum (K = 0).
+/// blas_matmul computing the product in blocks of rows of up to epilogue_block_bytes(), split by
+/// rows across threads, each passed to `epilogue` as soon as it is computed: into `out`, or, where
+/// `out` is null, into memory of the thread's own that the next block reuses, so the product never
+/// reaches a buffer. Also returns false, doing nothing, for an empty product or an empty sum
+/// (K = 0): the epilogue would see no row, though its per-row outputs may need writing.
 bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
                  const memory::Buffer& b, bool b_transposed, memory::Buffer* out,
                  const RowEpilogue& epilogue);

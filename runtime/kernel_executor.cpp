@@ -251,15 +251,21 @@ bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
 /// loop as soon as it is computed, while it is in cache. The product is written to a buffer only
 /// when `keep_product` (another kernel or the user reads it). `host_buffer_of` gives a value's
 /// buffer on the host. Returns false, having run neither, where they cannot run so (BLAS does not
-/// take the product, or the epilogue does not compile to one loop over the product's elements
-/// or rows): each then runs on its own.
+/// take the product, the epilogue does not compile to one loop over the product's elements or
+/// rows, or compiling it or allocating its outputs fails): each then runs on its own, and a
+/// failure of the epilogue's fails only its outputs.
 template <class HostBufferOf>
 bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue, bool keep_product,
                        const ExecutionOptions& options, const HostBufferOf& host_buffer_of,
                        std::unordered_map<const ir::Node*, BufferPtr>& written) {
   const ir::Node& product = *matmul.nodes.back();
   if (!is_floating(product.dtype) || !plan::is_compilable(epilogue)) return false;
-  const std::optional<codegen::KernelLookup> lookup = compiled_code(epilogue, options);
+  std::optional<codegen::KernelLookup> lookup;
+  try {
+    lookup = compiled_code(epilogue, options);
+  } catch (...) {
+    return false;  // the epilogue fails at its own turn, not the product
+  }
   if (!lookup) return false;
   const codegen::CompiledKernel& compiled = *lookup->kernel;
   if (compiled.phases.size() != 1) return false;
@@ -276,6 +282,14 @@ bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue,
   const int64_t positions_per_row = positions == product.size() ? row_elements : 1;
 
   const auto start = std::chrono::steady_clock::now();
+  // The product's own buffer first: running out of memory there fails the product.
+  const BufferPtr product_buffer = keep_product ? allocate_outputs(matmul)[0] : nullptr;
+  std::vector<BufferPtr> outputs;
+  try {
+    outputs = allocate_outputs(epilogue);
+  } catch (...) {
+    return false;  // the epilogue fails at its own turn, not the product
+  }
   std::vector<void*> pointers;
   size_t product_slot = 0;
   for (size_t i = 0; i < epilogue.inputs.size(); ++i) {
@@ -286,9 +300,7 @@ bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue,
       pointers.push_back(const_cast<void*>(host_buffer_of(epilogue.inputs[i].get()).data()));
     }
   }
-  std::vector<BufferPtr> outputs = allocate_outputs(epilogue);
   for (const BufferPtr& output : outputs) pointers.push_back(output->data());
-  const BufferPtr product_buffer = keep_product ? allocate_outputs(matmul)[0] : nullptr;
   const std::vector<uint64_t> scalars = plan::kernel_scalars(epilogue, compiled.sizes);
   const auto element_bytes = static_cast<uintptr_t>(dtype_size(product.dtype));
   const RowEpilogue run_on_rows = [&](const void* rows, int64_t first, int64_t count) {

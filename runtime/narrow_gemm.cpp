@@ -11,6 +11,9 @@ namespace lz::runtime {
 namespace {
 
 constexpr int64_t kMaxColumns = 32;
+// b padded to whole vectors, which each thread keeps until its next product, at most: 16 times
+// b for a single column, so a dot product of 2^23 elements would have kept 512 MiB.
+constexpr int64_t kMaxPaddedBBytes = int64_t{1} << 20;
 
 /// out [m, n] = a [m, k] @ panel, which holds b's k rows, each padded with zeros to a whole
 /// number of the kernel's vectors.
@@ -162,8 +165,11 @@ void multiply_with(const IsaKernel& kernel, GemmOperand<float> a, GemmOperand<fl
 
 }  // namespace
 
-bool narrow_gemm_takes(GemmOperand<float> a, GemmOperand<float> b, int64_t n) {
-  return n <= kMaxColumns && !a.transposed && !b.transposed && host_kernel().multiply != nullptr;
+bool narrow_gemm_takes(GemmOperand<float> a, GemmOperand<float> b, int64_t k, int64_t n) {
+  const IsaKernel kernel = host_kernel();
+  const int64_t padded = (n + kernel.lanes - 1) / kernel.lanes * kernel.lanes;
+  return n <= kMaxColumns && !a.transposed && !b.transposed && kernel.multiply != nullptr &&
+         k * padded * static_cast<int64_t>(sizeof(float)) <= kMaxPaddedBBytes;
 }
 
 void narrow_sgemm(GemmOperand<float> a, GemmOperand<float> b, float* out, int64_t out_leading,

@@ -14,8 +14,9 @@
 namespace lz::runtime {
 
 /// Whether narrow_sgemm computes an [m, k] @ [k, n] product: n at most 32, neither operand
-/// stored transposed, on an x86-64 processor with AVX-512, or AVX2 and FMA.
-bool narrow_gemm_takes(GemmOperand<float> a, GemmOperand<float> b, int64_t n);
+/// stored transposed, b padded to whole vectors within 1 MiB (a copy each thread keeps; a longer
+/// b is a dot product, BLAS's), on an x86-64 processor with AVX-512, or AVX2 and FMA.
+bool narrow_gemm_takes(GemmOperand<float> a, GemmOperand<float> b, int64_t k, int64_t n);
 
 /// out [m, n] (rows `out_leading` apart) = a [m, k] @ b [k, n] on the calling thread, each
 /// element summed in order of k, by the kernel for the processor's widest vectors. Only where

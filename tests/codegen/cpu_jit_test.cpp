@@ -471,8 +471,39 @@ TEST(CpuJitTest, MatmulEpiloguesRunOnBlocksOfRowsWithoutWritingTheProduct) {
             return lz::matmul(lz::ones({5, 0}, dtype), lz::ones({0, 7}, dtype)) + 1;
           },
           "K = 0" + in);
+      // No columns: the rows' reductions still have values to write.
+      const lz::Tensor no_columns = lz::ones({3, 0}, dtype);
+      lz::waitall();
+      expect_matches_interpreter(
+          [&] {
+            return lz::sum(lz::matmul(sample({64, 3}, dtype, 82), no_columns), {1});
+          },
+          "row sums of (64,3) @ (3,0)" + in);
+      expect_matches_interpreter(
+          [&] {
+            return lz::sum(lz::exp(lz::matmul(sample({64, 3}, dtype, 83), no_columns)), {1}, true) +
+                   2;
+          },
+          "row sums of exp((64,3) @ (3,0)) + 2" + in);
     }
   }
+}
+
+// An epilogue whose outputs do not fit in memory fails alone, as it would run on its own: the
+// product, read too, is computed.
+TEST(CpuJitTest, AnEpilogueThatCannotAllocateFailsOnlyItsOutputs) {
+  const lz::Tensor x = lz::ones({4096, 8});
+  const lz::Tensor w = lz::ones({8, 256});
+  const lz::Tensor bias = lz::ones({256}, lz::float64);
+  lz::waitall();
+  struct Limit {
+    Limit() { lz::set_memory_limit(8 << 20); }  // the 4 MiB product fits, the 8 MiB sum does not
+    ~Limit() { lz::set_memory_limit(0); }
+  } limit;
+  const lz::Tensor product = lz::matmul(x, w);
+  const lz::Tensor wide = lz::astype(product, lz::float64) + bias;
+  EXPECT_THROW(wide.wait_to_read(), lz::Error);
+  EXPECT_EQ(product.to_vector<float>()[0], 8.0f);
 }
 
 // A flat kernel whose outputs take plan::cpu_streaming_threshold_bytes() or more writes them with

@@ -89,15 +89,18 @@ INSTANTIATE_TEST_SUITE_P(EachInstructionSet, NarrowGemmTest,
                            return info.param == NarrowGemmIsa::Avx512 ? "Avx512" : "Avx2";
                          });
 
-// The kernel blas_matmul uses is the widest the processor runs.
-TEST(NarrowGemmChoiceTest, TakesNarrowUntransposedProductsWhereTheProcessorAllows) {
+// Narrow, untransposed products where the processor allows, with b padded to whole vectors
+// within 1 MiB: a dot product of 2^23 elements would pad b to 512 MiB.
+TEST(NarrowGemmChoiceTest, TakesNarrowUntransposedProductsOfBoundedB) {
   const float x = 1;
   const bool runs =
       narrow_gemm_runs(NarrowGemmIsa::Avx512) || narrow_gemm_runs(NarrowGemmIsa::Avx2);
-  EXPECT_EQ(narrow_gemm_takes({&x, false, 1}, {&x, false, 32}, 32), runs);
-  EXPECT_FALSE(narrow_gemm_takes({&x, false, 1}, {&x, false, 33}, 33));
-  EXPECT_FALSE(narrow_gemm_takes({&x, true, 1}, {&x, false, 16}, 16));
-  EXPECT_FALSE(narrow_gemm_takes({&x, false, 1}, {&x, true, 1}, 16));
+  EXPECT_EQ(narrow_gemm_takes({&x, false, 1}, {&x, false, 32}, 128, 32), runs);
+  EXPECT_EQ(narrow_gemm_takes({&x, false, 1}, {&x, false, 1}, 16384, 1), runs);
+  EXPECT_FALSE(narrow_gemm_takes({&x, false, 1}, {&x, false, 1}, int64_t{1} << 23, 1));
+  EXPECT_FALSE(narrow_gemm_takes({&x, false, 1}, {&x, false, 33}, 128, 33));
+  EXPECT_FALSE(narrow_gemm_takes({&x, true, 1}, {&x, false, 16}, 128, 16));
+  EXPECT_FALSE(narrow_gemm_takes({&x, false, 1}, {&x, true, 1}, 128, 16));
 }
 
 }  // namespace
