@@ -1,5 +1,6 @@
 #include "ir/hash.h"
 
+#include <span>
 #include <vector>
 
 namespace lz::ir {
@@ -17,7 +18,7 @@ class Hasher {
   }
   void add_signed(int64_t word) { add(static_cast<uint64_t>(word)); }
   // The length first, so that [1,2],[3] and [1],[2,3] differ.
-  void add_list(const std::vector<int64_t>& words) {
+  void add_list(std::span<const int64_t> words) {
     add(words.size());
     for (int64_t word : words) add_signed(word);
   }

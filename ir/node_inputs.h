@@ -1,9 +1,9 @@
-// A node's inputs: the first two held in the node itself.
+// A node's inputs: the first three held in the node itself.
 //
-// Almost every recorded op has one or two inputs, and recording one must not allocate; a
-// std::vector would, once per op, and walks over the graph would follow a pointer per node to
-// a block of its own. Where lazuli reads inputs it needs what std::vector offers for it:
-// iteration, size, indexing, appending, and building from a list.
+// Almost every recorded op has one to three inputs (where has three), and recording one must
+// not allocate; a std::vector would, once per op, and walks over the graph would follow a
+// pointer per node to a block of its own. Where lazuli reads inputs it needs what std::vector
+// offers for it: iteration, size, indexing, appending, and building from a list.
 #pragma once
 
 #include <algorithm>
@@ -22,7 +22,7 @@ using NodePtr = std::shared_ptr<Node>;
 
 class NodeInputs {
  public:
-  static constexpr uint32_t kInline = 2;
+  static constexpr uint32_t kInline = 3;
 
   NodeInputs() = default;
   NodeInputs(std::initializer_list<NodePtr> inputs) {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <span>
 
 namespace lz::ir {
 namespace {
@@ -38,7 +39,7 @@ void append_scalar(std::string& out, const ScalarParam& param, DType dtype) {
     append_integer(out, param.integer);
 }
 
-void append_list(std::string& out, const std::vector<int64_t>& values) {
+void append_list(std::string& out, std::span<const int64_t> values) {
   out += '[';
   for (size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out += ',';

@@ -15,6 +15,7 @@
 #include <bit>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -29,7 +30,7 @@ uint64_t mix(uint64_t seed, uint64_t value) {
   return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 12) + (seed >> 4));
 }
 
-uint64_t mix_all(uint64_t seed, const std::vector<int64_t>& values) {
+uint64_t mix_all(uint64_t seed, std::span<const int64_t> values) {
   seed = mix(seed, values.size());
   for (int64_t value : values) seed = mix(seed, static_cast<uint64_t>(value));
   return seed;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <charconv>
+#include <span>
 
 #include "ir/node_positions.h"
 #include "ir/op.h"
@@ -22,7 +23,7 @@ void append_number(std::string& key, int64_t value) {
   key.append(digits, end);
 }
 
-void append_list(std::string& key, char tag, const std::vector<int64_t>& values) {
+void append_list(std::string& key, char tag, std::span<const int64_t> values) {
   key += tag;
   for (int64_t value : values) {
     append_number(key, value);

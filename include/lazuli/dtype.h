@@ -4,12 +4,10 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
-#include <vector>
+
+#include "lazuli/shape.h"
 
 namespace lz {
-
-/// Dimensions of a tensor, outermost first. A 0-d tensor (a scalar) has an empty shape.
-using Shape = std::vector<int64_t>;
 
 /// Element type of a tensor. Booleans are stored as one byte (0 or 1).
 enum class DType : uint8_t { Float32, Float64, Int32, Int64, Bool };

@@ -1,4 +1,4 @@
-// A node's inputs: two kept in the node, more on the heap, with std::vector's meaning for
+// A node's inputs: three kept in the node, more on the heap, with std::vector's meaning for
 // every operation lazuli uses.
 #include <gtest/gtest.h>
 
@@ -50,7 +50,7 @@ TEST(NodeInputsTest, BuiltFromAListOrAVectorHoldsTheSameNodes) {
 }
 
 TEST(NodeInputsTest, MovingTakesTheInputsAndCopyingSharesThem) {
-  for (int count : {1, 2, 3, 6}) {
+  for (int count : {1, 2, 3, 4, 6}) {
     const std::vector<NodePtr> nodes = fresh_nodes(count);
     NodeInputs original{std::vector<NodePtr>(nodes)};
     NodeInputs copy = original;
