@@ -76,9 +76,10 @@ void evaluate(std::vector<ir::NodePtr> roots, EvaluationReason reason, std::sour
       if (!root->is_evaluated()) pending.push_back(root);
     }
     if (!pending.empty()) {
-      const ir::Graph graph = ir::Graph::collect(pending);
+      ir::Wiring wiring;
+      ir::Graph graph = ir::Graph::collect(pending, &wiring);
       pending.clear();  // the graph's outputs hold them now
-      launched = launch_kept(graph, reason, loc, blocking);
+      launched = launch_kept(std::move(graph), std::move(wiring), reason, loc, blocking);
     }
   }
   finish_launches(std::move(launched));
@@ -92,11 +93,13 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
     std::lock_guard lock(graph_mutex);
     std::vector<ir::NodePtr> pending = ir::PendingList::global().snapshot();
     if (!pending.empty()) {
-      ir::Graph graph = ir::Graph::collect(pending);
+      ir::Wiring wiring;
+      ir::Graph graph = ir::Graph::collect(pending, &wiring, pending.size());
       pending.clear();
       // Every pending node is in the graph; only those held from outside it are results to keep.
       graph.outputs.clear();
-      launched = launch_kept(graph, reason, loc, is_blocking(reason));
+      wiring.outputs.clear();
+      launched = launch_kept(std::move(graph), std::move(wiring), reason, loc, is_blocking(reason));
     }
   }
   finish_launches(std::move(launched));

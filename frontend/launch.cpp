@@ -98,17 +98,14 @@ struct KeptResults {
 /// an evaluation computes it again, it is written out if still held, and what reads it is not
 /// left pending, so a loop such as `x = x * 0.9 + 1; sum(x).item();` recomputes at most one
 /// step and its graph cannot grow.
-KeptResults results_to_keep(const ir::Graph& graph) {
-  const auto index = graph.index();
+KeptResults results_to_keep(const ir::Graph& graph, const ir::Wiring& wiring) {
   // References held by the graph itself: its node list, its consumers' inputs, its outputs.
   std::vector<long> internal(graph.nodes.size(), 1);
-  for (const ir::NodePtr& node : graph.nodes) {
-    for (const ir::NodePtr& input : node->inputs) ++internal[index.at(input.get())];
-  }
+  for (int32_t input : wiring.inputs) ++internal[input];
   std::vector<bool> requested(graph.nodes.size(), false);
-  for (const ir::NodePtr& output : graph.outputs) {
-    ++internal[index.at(output.get())];
-    requested[index.at(output.get())] = true;
+  for (int32_t output : wiring.outputs) {
+    ++internal[output];
+    requested[output] = true;
   }
   const bool targeted = !graph.outputs.empty();
   KeptResults result;
@@ -124,8 +121,7 @@ KeptResults results_to_keep(const ir::Graph& graph) {
       continue;
     }
     bool cheap = is_cheap_to_recompute(node) && !node.left_pending;
-    for (const ir::NodePtr& input : node.inputs) {
-      const size_t j = index.at(input.get());
+    for (int32_t j : wiring.inputs_of(i)) {
       cheap = cheap && (graph.nodes[j]->is_evaluated() || result.keep[j] || recomputable[j]);
     }
     recomputable[i] = cheap;
@@ -133,6 +129,19 @@ KeptResults results_to_keep(const ir::Graph& graph) {
     if (held && !result.keep[i]) result.left.push_back(graph.nodes[i].get());
   }
   return result;
+}
+
+/// Whether every node of `graph` is a pending result to keep or an input, directly or not, of
+/// one: then the graph that the kept results alone reach is `graph` itself.
+bool only_kept_results_need(const ir::Graph& graph, const ir::Wiring& wiring,
+                            const std::vector<bool>& keep) {
+  std::vector<bool> needed(graph.nodes.size(), false);
+  for (size_t i = graph.nodes.size(); i-- > 0;) {
+    if (keep[i] && !graph.nodes[i]->is_evaluated()) needed[i] = true;
+    if (!needed[i]) return false;
+    for (int32_t input : wiring.inputs_of(i)) needed[input] = true;
+  }
+  return true;
 }
 
 /// Whether the dump directory exists or could be made; when not, says so on stderr and turns
@@ -506,8 +515,9 @@ void log_launch(const Settings& settings, const Launch& launch, const char* plan
 /// promised buffers (they become data leaves at once), and takes the launch's slot on the
 /// device's stream, or the whole stream when `claim` is set and it is idle. The slot waits for
 /// prepare_launch, which runs the passes outside the graph lock. Called under the graph lock.
-std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason reason,
-                               std::source_location loc, bool claim, int64_t left_pending) {
+std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device device,
+                               EvaluationReason reason, std::source_location loc, bool claim,
+                               int64_t left_pending) {
   const auto start = std::chrono::steady_clock::now();
   auto launched = std::make_shared<Launch>();
   Settings& settings = launched->settings;
@@ -536,7 +546,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, Device device, EvaluationReason 
   // Dumps show every pass, so dumping runs them every time.
   const bool cached = settings.plan_cache && settings.dump_directory.empty();
   try {
-    launched->lookup = cached ? plan_cache().look_up(graph, pipeline_key(settings), options)
+    launched->lookup = cached ? plan_cache().look_up(graph, wiring, pipeline_key(settings), options)
                               : passes::PlanCache::uncached(graph, options);
     if (!launched->lookup->hit()) {
       launched->manager.emplace(configure_passes(settings, record, execution));
@@ -634,9 +644,10 @@ void prepare_launch(Launch& launch) {
 
 }  // namespace
 
-std::vector<std::shared_ptr<Launch>> launch_kept(const ir::Graph& graph, EvaluationReason reason,
-                                                 std::source_location loc, bool claim) {
-  const KeptResults kept = results_to_keep(graph);
+std::vector<std::shared_ptr<Launch>> launch_kept(ir::Graph graph, ir::Wiring wiring,
+                                                 EvaluationReason reason, std::source_location loc,
+                                                 bool claim) {
+  const KeptResults kept = results_to_keep(graph, wiring);
   const std::vector<bool>& keep = kept.keep;
   for (ir::Node* node : kept.left) node->left_pending = true;
   std::vector<std::pair<Device, std::vector<ir::NodePtr>>> by_device;
@@ -650,13 +661,29 @@ std::vector<std::shared_ptr<Launch>> launch_kept(const ir::Graph& graph, Evaluat
   }
   std::vector<std::shared_ptr<Launch>> launches;
   try {
-    for (auto& [device, outputs] : by_device) {
-      // Only pending nodes of this device are reached: ops never mix devices, and a tensor moved
-      // with to() is a data leaf on the other side. (Scalar constants have no device of their
-      // own and are computed wherever they are used.)
-      launches.push_back(launch(ir::Graph::collect(outputs), device, reason, loc,
-                                claim && by_device.size() == 1,
+    if (by_device.size() == 1 && only_kept_results_need(graph, wiring, keep)) {
+      // The graph collected from the kept results would be this one: launch it as it is.
+      auto& [device, outputs] = by_device.front();
+      wiring.outputs.clear();
+      for (size_t i = 0; i < graph.nodes.size(); ++i) {
+        if (keep[i] && !graph.nodes[i]->is_evaluated()) {
+          wiring.outputs.push_back(static_cast<int32_t>(i));
+        }
+      }
+      graph.outputs = std::move(outputs);
+      launches.push_back(launch(std::move(graph), wiring, device, reason, loc, claim,
                                 static_cast<int64_t>(kept.left.size())));
+    } else {
+      for (auto& [device, outputs] : by_device) {
+        // Only pending nodes of this device are reached: ops never mix devices, and a tensor
+        // moved with to() is a data leaf on the other side. (Scalar constants have no device of
+        // their own and are computed wherever they are used.)
+        ir::Wiring device_wiring;
+        ir::Graph device_graph = ir::Graph::collect(outputs, &device_wiring);
+        launches.push_back(launch(std::move(device_graph), device_wiring, device, reason, loc,
+                                  claim && by_device.size() == 1,
+                                  static_cast<int64_t>(kept.left.size())));
+      }
     }
   } catch (...) {
     // The devices launched already hold stream slots: they fail, so that no slot waits forever.

@@ -16,7 +16,8 @@ namespace lz::frontend {
 /// One device's part of an evaluation, optimized and ready to run (defined in launch.cpp).
 struct Launch;
 
-/// Launches the nodes of `graph` that someone outside it still holds, grouped by device, each
+/// Launches the nodes of `graph` (collected with `wiring`, its edges) that someone outside it
+/// still holds, grouped by device, each
 /// group in a slot of its device's stream; they become data leaves holding promised buffers at
 /// once. When `graph.outputs` names the requested results, a held intermediate that is cheap to
 /// recompute stays pending instead (launch.cpp, results_to_keep). When `claim` is set and the
@@ -26,8 +27,9 @@ struct Launch;
 /// finish_launches once the lock is released. Throws when the passes cannot be built (nothing
 /// changed then) or when a launch could not be queued (its promises then hold that failure, so
 /// no reader waits forever).
-std::vector<std::shared_ptr<Launch>> launch_kept(const ir::Graph& graph, EvaluationReason reason,
-                                                 std::source_location loc, bool claim);
+std::vector<std::shared_ptr<Launch>> launch_kept(ir::Graph graph, ir::Wiring wiring,
+                                                 EvaluationReason reason, std::source_location loc,
+                                                 bool claim);
 
 /// Outside the graph lock, so that other threads keep recording: runs the passes of each of
 /// `launches` (a plan cache hit has none to run), lets its stream's slot run it, and runs a

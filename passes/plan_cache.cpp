@@ -93,7 +93,7 @@ class FirstEqualCarrier {
 
 /// Everything the passes' decisions depend on: see PlanCache. The small fields of a node share
 /// one value: a signature is built, hashed and compared at every evaluation.
-std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::NodePositions& index,
+std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::Wiring& wiring,
                                   const PassOptions& options) {
   std::vector<int64_t> signature;
   signature.reserve(graph.nodes.size() * 8 + graph.outputs.size() + 8);
@@ -120,15 +120,16 @@ std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::NodePosition
       signature.push_back(-1);
       for (size_t length : lengths) signature.push_back(static_cast<int64_t>(length));
     }
-    signature.insert(signature.end(), node.shape.begin(), node.shape.end());
-    signature.insert(signature.end(), node.axes.begin(), node.axes.end());
-    signature.insert(signature.end(), node.steps.begin(), node.steps.end());
-    for (const ir::NodePtr& input : node.inputs) signature.push_back(index.at(input.get()));
+    // Element by element: these lists are short, and a range insert calls memmove for each.
+    for (int64_t extent : node.shape) signature.push_back(extent);
+    for (int64_t axis : node.axes) signature.push_back(axis);
+    for (int64_t step : node.steps) signature.push_back(step);
+    for (int32_t input : wiring.inputs_of(i)) signature.push_back(input);
     signature.push_back(is_foldable(node) ? detail::simplifier_class(node) : 0);
     signature.push_back(carries_values(node) ? first_equal.first_of(static_cast<int64_t>(i)) : -1);
   }
   signature.push_back(static_cast<int64_t>(graph.outputs.size()));
-  for (const ir::NodePtr& output : graph.outputs) signature.push_back(index.at(output.get()));
+  for (int32_t output : wiring.outputs) signature.push_back(output);
   // The plan runs collectives in the order they were recorded (passes/collective_hoisting.h),
   // which the graph's order need not follow: a recording of the same structure in another order
   // needs another plan.
@@ -464,10 +465,11 @@ PlanCache::Lookup::~Lookup() = default;
 PlanCache::Lookup::Lookup(Lookup&&) noexcept = default;
 PlanCache::Lookup& PlanCache::Lookup::operator=(Lookup&&) noexcept = default;
 
-PlanCache::Lookup PlanCache::look_up(const ir::Graph& graph, const std::string& pipeline,
+PlanCache::Lookup PlanCache::look_up(const ir::Graph& graph, const ir::Wiring& wiring,
+                                     const std::string& pipeline,
                                      const PassOptions& options) const {
   Lookup lookup;
-  lookup.signature_ = signature_of(graph, graph.index(), options);
+  lookup.signature_ = signature_of(graph, wiring, options);
   lookup.hash_ = hash_of(lookup.signature_);
   lookup.pipeline_ = pipeline;
   lookup.options_ = options;
@@ -571,7 +573,7 @@ void PlanCache::give_back(Origin origin, PassContext context) {
 
 PreparedContext PlanCache::prepare(const ir::Graph& graph, const std::string& pipeline,
                                    const PassOptions& options, const Pipeline& run) {
-  Lookup lookup = look_up(graph, pipeline, options);
+  Lookup lookup = look_up(graph, ir::Wiring::of(graph), pipeline, options);
   const bool hit = lookup.hit();
   return {complete(std::move(lookup), run), hit};
 }

@@ -76,11 +76,11 @@ class PlanCache {
     bool remembered_ = true;
   };
 
-  /// Looks `graph` up: on a hit, a copy of the remembered result rebound to `graph`'s values.
-  /// `pipeline` names the passes that will run on a miss; with `options` it is part of the key.
-  /// Reads `graph`'s nodes, so it runs where they cannot change (under the graph lock); the
-  /// Lookup holds nothing of them but buffers.
-  Lookup look_up(const ir::Graph& graph, const std::string& pipeline,
+  /// Looks `graph`, whose edges are `wiring`, up: on a hit, a copy of the remembered result
+  /// rebound to `graph`'s values. `pipeline` names the passes that will run on a miss; with
+  /// `options` it is part of the key. Reads `graph`'s nodes, so it runs where they cannot
+  /// change (under the graph lock); the Lookup holds nothing of them but buffers.
+  Lookup look_up(const ir::Graph& graph, const ir::Wiring& wiring, const std::string& pipeline,
                  const PassOptions& options) const;
 
   /// A lookup that never hits and whose result complete does not remember: the passes run on a

@@ -261,7 +261,7 @@ TEST_F(PlanCacheTest, TheCacheHoldsNoBuffer) {
 TEST_F(PlanCacheTest, AHitsGraphGivenBackIsReboundByTheNextHit) {
   EXPECT_FALSE(run(recorded(kAffine, 1)));
   const auto hit = [&](const ir::Graph& graph) {
-    PlanCache::Lookup lookup = cache_.look_up(graph, kPipeline, {});
+    PlanCache::Lookup lookup = cache_.look_up(graph, ir::Wiring::of(graph), kPipeline, {});
     EXPECT_TRUE(lookup.hit());
     PlanCache::Origin origin = PlanCache::origin_of(lookup);
     PassContext context = cache_.complete(std::move(lookup), run_passes);
