@@ -28,20 +28,25 @@ thread_local int thread_stream = 0;
 std::atomic<Device> process_device{Device::cpu()};
 std::atomic<bool> process_device_set{false};  // by set_default_device: LZ_DEVICE no longer counts
 std::once_flag environment_read;
+// Set once read_environment has run: every recorded op asks for the default device, and
+// call_once itself costs thread-local stores and a call even when it has run.
+std::atomic<bool> environment_was_read{false};
 std::exception_ptr environment_error;  // written once, inside call_once
 
 void read_environment() {
   const char* text = std::getenv("LZ_DEVICE");
-  if (text == nullptr || text[0] == '\0') return;
-  try {
-    const Device device = Device::parse(text);
-    if (!process_device_set.load(std::memory_order_acquire)) {
-      process_device.store(device, std::memory_order_relaxed);
+  if (text != nullptr && text[0] != '\0') {
+    try {
+      const Device device = Device::parse(text);
+      if (!process_device_set.load(std::memory_order_acquire)) {
+        process_device.store(device, std::memory_order_relaxed);
+      }
+    } catch (const Error& error) {
+      environment_error =
+          std::make_exception_ptr(Error("LZ_DEVICE=" + std::string(text) + ": " + error.what()));
     }
-  } catch (const Error& error) {
-    environment_error =
-        std::make_exception_ptr(Error("LZ_DEVICE=" + std::string(text) + ": " + error.what()));
   }
+  environment_was_read.store(true, std::memory_order_release);
 }
 
 }  // namespace
@@ -90,7 +95,9 @@ Device Device::parse(std::string_view text) {
 Device default_device() {
   if (thread_default_device) return *thread_default_device;
   if (!process_device_set.load(std::memory_order_acquire)) {
-    std::call_once(environment_read, read_environment);
+    if (!environment_was_read.load(std::memory_order_acquire)) {
+      std::call_once(environment_read, read_environment);
+    }
     if (environment_error && !process_device_set.load(std::memory_order_acquire)) {
       std::rethrow_exception(environment_error);
     }

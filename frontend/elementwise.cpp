@@ -23,22 +23,27 @@ DType compute_dtype(Op op, DType promoted) {
   return promoted;
 }
 
-Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) try {
-  const std::string_view name = ir::op_name(op);
-  const ir::NodePtr& a_node = node_of(a, name);
-  const ir::NodePtr& b_node = node_of(b, name);
-  const DType dtype = compute_dtype(op, frontend::promote(a_node->dtype, b_node->dtype));
+/// Records `op` over two operand nodes, each cast to the dtype both are computed in. They come
+/// by value, each the reference its input will hold: every copy of a node pointer is an atomic
+/// count, a measurable share of recording an op.
+Tensor binary_of_nodes(Op op, ir::NodePtr a, ir::NodePtr b, std::source_location loc) {
+  const DType dtype = compute_dtype(op, frontend::promote(a->dtype, b->dtype));
   // Shapes are checked before any cast is recorded, so a rejected op records nothing (without
   // casts, recording the op checks them).
-  if (a_node->dtype != dtype || b_node->dtype != dtype) {
-    ir::broadcast_shapes(name, a_node->shape, b_node->shape);
-  }
-  // Built in place: an initializer list would copy each node pointer (atomic reference counts)
-  // twice more, a measurable share of recording an op.
+  if (a->dtype != dtype || b->dtype != dtype)
+    ir::broadcast_shapes(ir::op_name(op), a->shape, b->shape);
+  const auto converted = [&](ir::NodePtr& node) {
+    return node->dtype == dtype ? std::move(node) : frontend::cast_node(node, dtype, loc);
+  };
   ir::NodeInputs inputs;
-  inputs.push_back(frontend::cast_node(a_node, dtype, loc));
-  inputs.push_back(frontend::cast_node(b_node, dtype, loc));
+  inputs.push_back(converted(a));
+  inputs.push_back(converted(b));
   return record_elementwise(op, std::move(inputs), loc);
+}
+
+Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) try {
+  const std::string_view name = ir::op_name(op);
+  return binary_of_nodes(op, node_of(a, name), node_of(b, name), loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -50,7 +55,7 @@ Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc
   const DType dtype =
       compute_dtype(op, frontend::promote_with_scalar(a_node->dtype, b.scalar().category));
   ir::check_binary_dtype(op, dtype);  // before the number is recorded: a rejected op records none
-  return binary(op, a, frontend::scalar(name, b.scalar(), dtype, loc), loc);
+  return binary_of_nodes(op, a_node, frontend::scalar_node(name, b.scalar(), dtype, loc), loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -60,7 +65,7 @@ Tensor binary(Op op, const ScalarOperand& a, const Tensor& b, std::source_locati
   const ir::NodePtr& b_node = node_of(b, name);
   const DType dtype = compute_dtype(op, frontend::promote_with_scalar(b_node->dtype, a.category));
   ir::check_binary_dtype(op, dtype);
-  return binary(op, frontend::scalar(name, a, dtype, loc), b, loc);
+  return binary_of_nodes(op, frontend::scalar_node(name, a, dtype, loc), b_node, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

@@ -40,9 +40,10 @@ Device device_of_inputs(const ir::Node& node) {
 ir::NodePtr make_node(ir::Op op, ir::NodeInputs inputs, std::source_location loc) {
   ir::NodePtr node = ir::new_node();
   node->op = op;
+  // An op with inputs runs on theirs, which record() gives it.
+  if (inputs.empty()) node->device = default_device();
   node->inputs = std::move(inputs);
   node->location = loc;
-  node->device = default_device();
   return node;
 }
 
@@ -235,13 +236,17 @@ thread_local bool RecentScalars::destroyed_ = false;
 
 }  // namespace
 
-Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
-              std::source_location loc) {
+ir::NodePtr scalar_node(std::string_view op, const ScalarOperand& value, DType dtype,
+                        std::source_location loc) {
   // Not record(): a 0-d full has its type already, and as an operand, computed with the op that
   // reads it, it joins neither the pending list (whose lock is the one a recorded op takes) nor
   // the node budget's count.
-  return Tensor(
-      RecentScalars::get(dtype, default_device(), scalar_operand_param(op, value, dtype), loc));
+  return RecentScalars::get(dtype, default_device(), scalar_operand_param(op, value, dtype), loc);
+}
+
+Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
+              std::source_location loc) {
+  return Tensor(scalar_node(op, value, dtype, loc));
 }
 
 namespace {

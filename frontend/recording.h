@@ -11,7 +11,8 @@
 
 namespace lz::frontend {
 
-/// A fresh, unrecorded node of `op` over `inputs`, attributed to the user's call at `loc`.
+/// A fresh, unrecorded node of `op` over `inputs`, attributed to the user's call at `loc`: on
+/// the default device when it has no inputs (record gives any other its inputs' device).
 ir::NodePtr make_node(ir::Op op, ir::NodeInputs inputs, std::source_location loc);
 
 /// Rethrows `error`, the exception being handled, as an error about the user's call at `loc`: its
@@ -47,6 +48,9 @@ ir::NodePtr cast_node(const ir::NodePtr& node, DType dtype, std::source_location
 /// "[op] scalar 3000000000 does not fit int32" when an integer dtype cannot hold it.
 Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
               std::source_location loc);
+/// The same constant as its node.
+ir::NodePtr scalar_node(std::string_view op, const ScalarOperand& value, DType dtype,
+                        std::source_location loc);
 
 /// The parameter `scalar` gives its constant, recording nothing: ops that take several operands
 /// call it to check every number before they record any of them. Throws as `scalar` does.
