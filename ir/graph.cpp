@@ -1,5 +1,6 @@
 #include "ir/graph.h"
 
+#include <mutex>
 #include <utility>
 
 namespace lz::ir {
@@ -8,6 +9,10 @@ namespace {
 
 /// A reached node's position while the walk has not finished it yet.
 constexpr int64_t kUnfinished = -1;
+
+/// Walks mark the nodes they reach (Node::walk), so they run one at a time.
+std::mutex walk_mutex;
+uint64_t walks = 0;  // under walk_mutex
 
 }  // namespace
 
@@ -20,29 +25,36 @@ Graph Graph::collect(std::span<const NodePtr> outputs, Wiring* wiring, size_t ex
     wiring->input_begin.reserve(expected_nodes + 1);
     wiring->inputs.reserve(2 * expected_nodes);
   }
-  // Every node reached, at its position in graph.nodes once the walk has finished it.
-  NodePositions reached;
-  reached.reserve(expected_nodes);
+  std::lock_guard lock(walk_mutex);
+  // A mark in each node instead of a table of the nodes reached: a table's probes miss the
+  // cache at every node of a large graph, and the walk reads the node anyway.
+  const uint64_t walk = ++walks;
+  const auto reach = [walk](Node& node) {
+    if (node.walk == walk) return false;
+    node.walk = walk;
+    node.walk_position = kUnfinished;
+    return true;
+  };
   // Post-order DFS with an explicit stack: (the node's pointer, index of the next input to
   // visit). The pointers are the outputs' and the consumers' own, copied once into the list.
   std::vector<std::pair<const NodePtr*, size_t>> stack;
   for (const NodePtr& output : outputs) {
-    if (!reached.insert(output.get(), kUnfinished)) continue;
+    if (!reach(*output)) continue;
     stack.emplace_back(&output, 0);
     while (!stack.empty()) {
       auto& [pointer, next_input] = stack.back();
-      const Node& node = **pointer;
+      Node& node = **pointer;
       const bool leaf = node.is_evaluated();
       if (!leaf && next_input < node.inputs.size()) {
         const NodePtr& input = node.inputs[next_input++];
-        if (reached.insert(input.get(), kUnfinished)) stack.emplace_back(&input, 0);
+        if (reach(*input)) stack.emplace_back(&input, 0);
         continue;
       }
-      reached.assign(&node, static_cast<int64_t>(graph.nodes.size()));
+      node.walk_position = static_cast<int64_t>(graph.nodes.size());
       if (wiring != nullptr) {
         if (!leaf) {
           for (const NodePtr& input : node.inputs) {
-            wiring->inputs.push_back(static_cast<int32_t>(reached.at(input.get())));
+            wiring->inputs.push_back(static_cast<int32_t>(input->walk_position));
           }
         }
         wiring->input_begin.push_back(static_cast<int32_t>(wiring->inputs.size()));
@@ -54,7 +66,7 @@ Graph Graph::collect(std::span<const NodePtr> outputs, Wiring* wiring, size_t ex
   if (wiring != nullptr) {
     wiring->outputs.reserve(outputs.size());
     for (const NodePtr& output : outputs) {
-      wiring->outputs.push_back(static_cast<int32_t>(reached.at(output.get())));
+      wiring->outputs.push_back(static_cast<int32_t>(output->walk_position));
     }
   }
   return graph;

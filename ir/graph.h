@@ -20,8 +20,8 @@ struct Graph {
 
   /// The graph that computes `outputs`: an iterative walk, so graphs of any depth are fine.
   /// The walk stops at evaluated nodes, which become leaves. With `wiring`, also fills it in
-  /// for the graph, at the cost of a lookup per edge the walk makes anyway; `expected_nodes`
-  /// sizes the walk's table up front.
+  /// for the graph; `expected_nodes` sizes the lists up front. Walks mark the nodes they
+  /// reach, so one runs at a time (collect takes a lock of its own).
   static Graph collect(std::span<const NodePtr> outputs, Wiring* wiring = nullptr,
                        size_t expected_nodes = 0);
 

@@ -77,6 +77,11 @@ struct Node : std::enable_shared_from_this<Node> {
   Node* pending_prev = nullptr;
   Node* pending_next = nullptr;
 
+  // Graph::collect's marks, changed only by collect, which runs one walk at a time: the number
+  // of the last walk that reached this node, and the node's position in that walk's graph.
+  uint64_t walk = 0;
+  int64_t walk_position = 0;
+
   // User-provided, so that allocate_shared's value-initialization runs the member initializers
   // only: with `= default` it first zero-fills the whole node, the costliest step of new_node.
   Node() {}  // NOLINT(modernize-use-equals-default)

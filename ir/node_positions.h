@@ -46,9 +46,6 @@ class NodePositions {
     return true;
   }
 
-  /// Moves `node`, which the table holds, to `position`.
-  void assign(const Node* node, int64_t position) { slots()[probe(node)].second = position; }
-
   /// Adds `node` at the next position, size(): a walk's table of the nodes it reached, in the
   /// order it reached them. False when it is there already.
   bool add(const Node* node) { return insert(node, static_cast<int64_t>(size_)); }

@@ -83,12 +83,21 @@ int position_of(const std::vector<ir::NodePtr>& nodes, const ir::Node* node) {
 }
 
 bool is_compilable(const Kernel& kernel) {
+  // A plan cache hit asks for every kernel at every evaluation: the memo keeps the walk to one.
+  KernelKeyMemo* memo = kernel.key_memo.get();
+  if (memo != nullptr) {
+    const int8_t known = memo->compilable.load(std::memory_order_relaxed);
+    if (known >= 0) return known == 1;
+  }
+  bool compilable = !kernel.nodes.empty();
   for (const ir::NodePtr& node : kernel.nodes) {
     if (node->op == ir::Op::MatMul || node->op == ir::Op::Data || ir::is_collective(node->op)) {
-      return false;
+      compilable = false;
+      break;
     }
   }
-  return !kernel.nodes.empty();
+  if (memo != nullptr) memo->compilable.store(compilable ? 1 : 0, std::memory_order_relaxed);
+  return compilable;
 }
 
 bool is_flat(const Kernel& kernel) {

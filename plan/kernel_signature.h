@@ -3,6 +3,7 @@
 // seed, window, batch size or row length reuses the code.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -65,11 +66,13 @@ bool is_memory_bound(const Kernel& kernel);
 std::string kernel_key(const Kernel& kernel, Sizes sizes);
 
 /// The CPU code generator's choice of sizes and key for kernels of one structure
-/// (Kernel::key_memo): the first lookup fills it, the others read it.
+/// (Kernel::key_memo): the first lookup fills it, the others read it. So does is_compilable
+/// with its answer: 1 or 0, -1 until the first asks.
 struct KernelKeyMemo {
   std::once_flag filled;
   Sizes sizes = Sizes::Exact;
   std::string key;
+  std::atomic<int8_t> compilable{-1};
 };
 
 /// cpu_sizes(kernel) and kernel_key(kernel, those sizes), from kernel.key_memo when it has one.

@@ -2,7 +2,9 @@
 // wiring it fills in as it goes equal to the one looked up node by node afterwards.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "ir/graph.h"
@@ -65,6 +67,29 @@ TEST(GraphTest, CollectedWiringEqualsTheOneLookedUpAfterwards) {
       EXPECT_EQ(graph.nodes[wiring.outputs[k]], outputs[k]);
     }
   }
+}
+
+TEST(GraphTest, WalksOfSharedNodesFromSeveralThreadsEachSeeEveryNodeOnce) {
+  std::mt19937 random(5);
+  const std::vector<NodePtr> nodes = random_nodes(random);
+  const std::vector<NodePtr> outputs = {nodes.back(), nodes[nodes.size() / 2]};
+  Wiring expected_wiring;
+  const size_t expected_size = Graph::collect(outputs, &expected_wiring).nodes.size();
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        Wiring wiring;
+        const Graph graph = Graph::collect(outputs, &wiring);
+        if (graph.nodes.size() != expected_size || wiring.inputs != expected_wiring.inputs) {
+          ++mismatches;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 }  // namespace
