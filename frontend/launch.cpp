@@ -132,7 +132,8 @@ KeptResults results_to_keep(const ir::Graph& graph, const ir::Wiring& wiring) {
 }
 
 /// Whether every node of `graph` is a pending result to keep or an input, directly or not, of
-/// one: then the graph that the kept results alone reach is `graph` itself.
+/// one: then the graph that the kept results alone reach has the same nodes (perhaps in another
+/// order, which is as deterministic as the walk's).
 bool only_kept_results_need(const ir::Graph& graph, const ir::Wiring& wiring,
                             const std::vector<bool>& keep) {
   std::vector<bool> needed(graph.nodes.size(), false);
@@ -662,7 +663,7 @@ std::vector<std::shared_ptr<Launch>> launch_kept(ir::Graph graph, ir::Wiring wir
   std::vector<std::shared_ptr<Launch>> launches;
   try {
     if (by_device.size() == 1 && only_kept_results_need(graph, wiring, keep)) {
-      // The graph collected from the kept results would be this one: launch it as it is.
+      // The graph collected from the kept results would have the same nodes: launch this one.
       auto& [device, outputs] = by_device.front();
       wiring.outputs.clear();
       for (size_t i = 0; i < graph.nodes.size(); ++i) {

@@ -3,7 +3,8 @@
 // Every recorded op infers and stores a shape, and almost every shape has four dimensions or
 // fewer: a std::vector would allocate once per op, and free once per node, the costliest steps
 // left in recording. Shape offers the part of std::vector's interface that code over shapes
-// uses, converts from and to std::vector<int64_t>, and compares like one.
+// uses, converts implicitly from and to std::vector<int64_t> (what Shape was before), and
+// compares like one.
 #pragma once
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include <initializer_list>
 #include <iterator>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace lz {
@@ -69,6 +72,8 @@ class Shape {
 
   /// The same dimensions as a std::vector, for interfaces that take one.
   std::vector<int64_t> to_vector() const { return {begin(), end()}; }
+  // NOLINTNEXTLINE(google-explicit-constructor): code written when Shape was a std::vector
+  operator std::vector<int64_t>() const { return to_vector(); }
   // NOLINTNEXTLINE(google-explicit-constructor): a shape is read as a list wherever one is taken
   operator std::span<const int64_t>() const { return {data(), size_}; }
 
@@ -89,6 +94,11 @@ class Shape {
   bool empty() const { return size_ == 0; }
   int64_t& operator[](size_t i) { return data()[i]; }
   const int64_t& operator[](size_t i) const { return data()[i]; }
+  int64_t& at(size_t i) {
+    if (i >= size_) throw std::out_of_range("lz::Shape::at: no dimension " + std::to_string(i));
+    return data()[i];
+  }
+  const int64_t& at(size_t i) const { return const_cast<Shape&>(*this).at(i); }
   int64_t& front() { return data()[0]; }
   const int64_t& front() const { return data()[0]; }
   int64_t& back() { return data()[size_ - 1]; }
@@ -149,16 +159,26 @@ class Shape {
     if constexpr (std::forward_iterator<It>) {
       const auto count = static_cast<size_t>(std::distance(first, last));
       if (count > capacity_) {
-        size_ = 0;
-        reserve(count);
+        // A new block, filled before it replaces the old: a failure changes nothing.
+        auto* grown = new int64_t[count];
+        std::copy(first, last, grown);
+        delete[] heap_;
+        heap_ = grown;
+        capacity_ = static_cast<uint32_t>(count);
+      } else {
+        std::copy(first, last, data());
       }
-      std::copy(first, last, data());
       size_ = static_cast<uint32_t>(count);
     } else {
       clear();
       for (; first != last; ++first) push_back(*first);
     }
   }
+  void assign(size_t count, int64_t extent) {
+    const Shape filled(count, extent);
+    assign(filled.begin(), filled.end());
+  }
+  void assign(std::initializer_list<int64_t> dims) { assign(dims.begin(), dims.end()); }
 
   friend bool operator==(const Shape& a, const Shape& b) {
     return std::equal(a.begin(), a.end(), b.begin(), b.end());

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <utility>
 #include <vector>
 
@@ -39,11 +40,13 @@ TEST(ShapeTest, RandomEditsAgreeWithAVectorAcrossTheInlineRoom) {
           expected.insert(expected.begin() + static_cast<int64_t>(at), count, value);
           break;
         }
-        case 4:  // the shape's own dimensions, inserted into itself
+        case 4: {  // the shape's own dimensions, inserted into itself
           shape.insert(shape.begin() + at, shape.begin(), shape.end());
-          expected.insert(expected.begin() + static_cast<int64_t>(at), expected.begin(),
-                          expected.end());
+          const std::vector<int64_t> inserted = expected;  // a vector's own range is not allowed
+          expected.insert(expected.begin() + static_cast<int64_t>(at), inserted.begin(),
+                          inserted.end());
           break;
+        }
         case 5:
           if (at < expected.size()) {
             shape.erase(shape.begin() + at);
@@ -100,6 +103,19 @@ TEST(ShapeTest, ComparesAndOrdersLikeAVector) {
   }
   EXPECT_EQ(Shape({2, 3}), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(Shape(3, 1), (Shape{1, 1, 1}));
+}
+
+TEST(ShapeTest, ReadsAsTheVectorItWasBefore) {
+  const Shape shape{2, 3, 4, 5, 6};
+  const std::vector<int64_t> dims = shape;  // code written when Shape was a std::vector
+  EXPECT_EQ(dims, (std::vector<int64_t>{2, 3, 4, 5, 6}));
+  EXPECT_EQ(shape.at(4), 6);
+  EXPECT_THROW(static_cast<void>(shape.at(5)), std::out_of_range);
+  Shape assigned{1};
+  assigned.assign(6, 7);
+  EXPECT_EQ(assigned, Shape(6, 7));
+  assigned.assign({8, 9});
+  EXPECT_EQ(assigned.to_vector(), (std::vector<int64_t>{8, 9}));
 }
 
 }  // namespace
