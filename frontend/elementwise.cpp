@@ -30,8 +30,9 @@ Tensor binary_of_nodes(Op op, ir::NodePtr a, ir::NodePtr b, std::source_location
   const DType dtype = compute_dtype(op, frontend::promote(a->dtype, b->dtype));
   // Shapes are checked before any cast is recorded, so a rejected op records nothing (without
   // casts, recording the op checks them).
-  if (a->dtype != dtype || b->dtype != dtype)
+  if (a->dtype != dtype || b->dtype != dtype) {
     ir::broadcast_shapes(ir::op_name(op), a->shape, b->shape);
+  }
   const auto converted = [&](ir::NodePtr& node) {
     return node->dtype == dtype ? std::move(node) : frontend::cast_node(node, dtype, loc);
   };

@@ -17,13 +17,12 @@ namespace lz::frontend {
 struct Launch;
 
 /// Launches the nodes of `graph` (collected with `wiring`, its edges) that someone outside it
-/// still holds, grouped by device, each
-/// group in a slot of its device's stream; they become data leaves holding promised buffers at
-/// once. When `graph.outputs` names the requested results, a held intermediate that is cheap to
-/// recompute stays pending instead (launch.cpp, results_to_keep). When `claim` is set and the
-/// evaluation has a single device whose stream is idle, the launch claims the whole stream
-/// instead of a slot: finish_launches runs it on the calling thread.
-/// Called under the graph lock; the launches' passes have not run yet: pass them to
+/// still holds, grouped by device, each group in a slot of its device's stream; they become data
+/// leaves holding promised buffers at once. When `graph.outputs` names the requested results, a
+/// held intermediate that is cheap to recompute stays pending instead (launch.cpp,
+/// results_to_keep). When `claim` is set and the evaluation has a single device whose stream is
+/// idle, the launch claims the whole stream instead of a slot: finish_launches runs it on the
+/// calling thread. Called under the graph lock; the launches' passes have not run yet: pass them to
 /// finish_launches once the lock is released. Throws when the passes cannot be built (nothing
 /// changed then) or when a launch could not be queued (its promises then hold that failure, so
 /// no reader waits forever).

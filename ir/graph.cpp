@@ -7,9 +7,6 @@ namespace lz::ir {
 
 namespace {
 
-/// A reached node's position while the walk has not finished it yet.
-constexpr int64_t kUnfinished = -1;
-
 /// Walks mark the nodes they reach (Node::walk), so they run one at a time.
 std::mutex walk_mutex;
 uint64_t walks = 0;  // under walk_mutex
@@ -29,10 +26,11 @@ Graph Graph::collect(std::span<const NodePtr> outputs, Wiring* wiring, size_t ex
   // A mark in each node instead of a table of the nodes reached: a table's probes miss the
   // cache at every node of a large graph, and the walk reads the node anyway.
   const uint64_t walk = ++walks;
+  // Whether `node` is reached for the first time; its position is set once it is finished,
+  // before any consumer reads it.
   const auto reach = [walk](Node& node) {
     if (node.walk == walk) return false;
     node.walk = walk;
-    node.walk_position = kUnfinished;
     return true;
   };
   // Post-order DFS with an explicit stack: (the node's pointer, index of the next input to
