@@ -5,7 +5,8 @@
 
 namespace lz::python {
 
-void bind_types(nanobind::module_& m);     // dtypes, devices, errors (types.cpp)
+void bind_errors(nanobind::module_& m);    // lazuli.Error and DTypeError (errors.cpp)
+void bind_types(nanobind::module_& m);     // dtypes, devices (types.cpp)
 void bind_tensor(nanobind::module_& m);    // the Tensor class (tensor_class.cpp)
 void bind_ops(nanobind::module_& m);       // creation and every op (ops.cpp)
 void bind_runtime(nanobind::module_& m);   // blocking points, settings, inspection (runtime.cpp)

@@ -180,6 +180,28 @@ Device device_from(nb::handle value) {
   return Device::parse(nb::cast<std::string>(nb::str(value)));
 }
 
+namespace {
+
+PyTypeObject* tensor_type() {
+  static PyTypeObject* const type = reinterpret_cast<PyTypeObject*>(nb::type<Tensor>().ptr());
+  return type;
+}
+
+}  // namespace
+
+const Tensor* tensor_in(nb::handle value) {
+  if (!PyObject_TypeCheck(value.ptr(), tensor_type()) || !nb::inst_ready(value)) return nullptr;
+  return nb::inst_ptr<Tensor>(value);
+}
+
+nb::object tensor_object(Tensor&& tensor) {
+  nb::object object = nb::inst_alloc(tensor_type());
+  if (!object.is_valid()) throw nb::python_error();  // MemoryError
+  new (nb::inst_ptr<Tensor>(object)) Tensor(std::move(tensor));
+  nb::inst_mark_ready(object);
+  return object;
+}
+
 bool scalar_from(nb::handle value, ScalarOperand& out) {
   PyObject* object = value.ptr();
   if (PyBool_Check(object)) {

@@ -35,6 +35,13 @@ nb::object with_operand(nb::handle value, F&& f);
 /// A tensor, or anything lazuli.asarray takes, as one.
 Tensor as_tensor(nb::handle value);
 
+/// The Tensor `value` holds, or nullptr when it is no initialized lazuli.Tensor: nb::isinstance
+/// and nb::cast without their search for the type, which every recorded op would pay.
+const Tensor* tensor_in(nb::handle value);
+
+/// `tensor` as a new lazuli.Tensor object, as nb::cast makes it, without the search for the type.
+nb::object tensor_object(Tensor&& tensor);
+
 /// `item` as a Tensor; a TypeError naming its type when it is none (not nanobind's cast error,
 /// which Python would see as a RuntimeError).
 Tensor tensor_item(nb::handle item, const char* what);
@@ -107,18 +114,18 @@ Tensor tensor_from_array_like(nb::handle value);
 
 template <class F>
 nb::object with_operand(nb::handle value, F&& f) {
-  if (nb::isinstance<Tensor>(value)) return nb::cast(f(Operand(nb::cast<const Tensor&>(value))));
   ScalarOperand scalar(0);
-  if (scalar_from(value, scalar)) {
+  if (scalar_from(value, scalar)) {  // first: the `1` of `x + 1`
     switch (scalar.category) {
-      case ScalarOperand::Category::Bool: return nb::cast(f(Operand(scalar.integer != 0)));
-      case ScalarOperand::Category::Integer: return nb::cast(f(Operand(scalar.integer)));
-      case ScalarOperand::Category::Floating: return nb::cast(f(Operand(scalar.floating)));
+      case ScalarOperand::Category::Bool: return tensor_object(f(Operand(scalar.integer != 0)));
+      case ScalarOperand::Category::Integer: return tensor_object(f(Operand(scalar.integer)));
+      case ScalarOperand::Category::Floating: return tensor_object(f(Operand(scalar.floating)));
     }
   }
+  if (const Tensor* tensor = tensor_in(value)) return tensor_object(f(Operand(*tensor)));
   if (is_array_like(value)) {
     const Tensor tensor = tensor_from_array_like(value);
-    return nb::cast(f(Operand(tensor)));
+    return tensor_object(f(Operand(tensor)));
   }
   return nb::borrow(Py_NotImplemented);
 }

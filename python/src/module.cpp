@@ -6,6 +6,7 @@
 
 NB_MODULE(_lazuli, m) {
   m.doc() = "lazuli's C++ API: ops record a graph, blocking points compute it.";
+  lz::python::bind_errors(m);
   lz::python::bind_types(m);
   lz::python::bind_tensor(m);
   lz::python::bind_ops(m);

@@ -1,4 +1,4 @@
-// lazuli.Tensor: properties, blocking reads, numpy's operators with Python numbers, and indexing.
+// lazuli.Tensor: properties, blocking reads, methods and indexing (its operators: operators.cpp).
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -10,6 +10,7 @@
 #include "bindings.h"
 #include "caller_location.h"
 #include "conversions.h"
+#include "operators.h"
 
 namespace lz::python {
 namespace {
@@ -20,28 +21,6 @@ bool interpreter_finalizing() {
 #else
   return _Py_IsFinalizing() != 0;
 #endif
-}
-
-/// A binary operator: `tensor op other`, or NotImplemented when `other` is no operand.
-template <class Op>
-nb::object forward(const Tensor& tensor, nb::handle other, Op op) {
-  const std::source_location loc = caller_location();
-  return with_operand(other,
-                      [&](const Operand& operand) { return op(Traced(tensor, loc), operand); });
-}
-
-/// A reflected operator: `number op tensor` (Python calls it only when `number` does not know
-/// tensors).
-template <class Op>
-nb::object reflected(const Tensor& tensor, nb::handle other, Op op) {
-  const std::source_location loc = caller_location();
-  ScalarOperand number(0);
-  if (scalar_from(other, number)) return nb::cast(op(number, Traced(tensor, loc)));
-  if (is_array_like(other)) {
-    const Tensor left = tensor_from_array_like(other);
-    return nb::cast(op(Traced(left, loc), Operand(tensor)));
-  }
-  return nb::borrow(Py_NotImplemented);
 }
 
 /// The value of a one-element tensor as a Python number; blocks with the GIL released.
@@ -179,7 +158,8 @@ void bind_tensor(nb::module_& m) {
   m.def("_callbacks_waiting", [] { return callbacks_waiting.load(); });
   nb::class_<Tensor> tensor(m, "Tensor",
                             "A lazily computed n-dimensional array: ops record, blocking points "
-                            "(item, tolist, asnumpy, print) compute.");
+                            "(item, tolist, asnumpy, print) compute.",
+                            nb::type_slots(tensor_operator_slots()));
   tensor
       .def_prop_ro("shape", [](const Tensor& t) { return shape_tuple(t.shape(caller_location())); })
       .def_prop_ro("dtype", [](const Tensor& t) { return t.dtype(caller_location()); })
@@ -338,48 +318,6 @@ void bind_tensor(nb::module_& m) {
     return lz::min(t, std::move(a), k, l);
   });
 
-  // Operators: the tensor on the left, or on the right of a Python number or array.
-  const auto binary = [&](const char* name, const char* reflected_name, auto op) {
-    // None too: `x == None` is False (Python's fallback once both sides return NotImplemented).
-    tensor.def(
-        name, [op](const Tensor& t, nb::handle other) { return forward(t, other, op); },
-        nb::arg("other").none());
-    if (reflected_name != nullptr) {
-      tensor.def(
-          reflected_name,
-          [op](const Tensor& t, nb::handle other) { return reflected(t, other, op); },
-          nb::arg("other").none());
-    }
-  };
-  binary("__add__", "__radd__", [](auto a, const auto& b) { return a + b; });
-  binary("__sub__", "__rsub__", [](auto a, const auto& b) { return a - b; });
-  binary("__mul__", "__rmul__", [](auto a, const auto& b) { return a * b; });
-  binary("__truediv__", "__rtruediv__", [](auto a, const auto& b) { return a / b; });
-  binary("__pow__", "__rpow__", [](auto a, const auto& b) {
-    if constexpr (std::is_same_v<decltype(a), Traced>) {
-      return lz::pow(a.tensor, b, a.where);
-    } else {
-      return lz::pow(a, b.tensor, b.where);
-    }
-  });
-  binary("__eq__", nullptr, [](auto a, const auto& b) { return a == b; });
-  binary("__ne__", nullptr, [](auto a, const auto& b) { return a != b; });
-  binary("__lt__", nullptr, [](auto a, const auto& b) { return a < b; });
-  binary("__le__", nullptr, [](auto a, const auto& b) { return a <= b; });
-  binary("__gt__", nullptr, [](auto a, const auto& b) { return a > b; });
-  binary("__ge__", nullptr, [](auto a, const auto& b) { return a >= b; });
-  tensor.def("__matmul__", [](const Tensor& a, nb::handle b) {
-    const std::source_location loc = caller_location();
-    const Tensor right = as_tensor(b);
-    return lz::matmul(a, right, loc);
-  });
-  tensor.def("__rmatmul__", [](const Tensor& b, nb::handle a) {
-    const std::source_location loc = caller_location();
-    return lz::matmul(tensor_from_array_like(a), b, loc);
-  });
-  tensor.def("__neg__", [](const Tensor& t) { return -Traced(t, caller_location()); });
-  tensor.def("__pos__", [](const Tensor& t) { return t; });
-  tensor.def("__abs__", [](const Tensor& t) { return lz::abs(t, caller_location()); });
   // Comparisons give tensors, so tensors cannot be dict keys (as numpy arrays).
   tensor.attr("__hash__") = nb::none();
 }

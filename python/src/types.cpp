@@ -1,4 +1,4 @@
-// dtypes, devices and their scopes, the CUDA queries, and lazuli.Error and DTypeError.
+// dtypes, devices and their scopes, and the CUDA queries.
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
@@ -21,24 +21,6 @@ struct ScopeContext {
 }  // namespace
 
 void bind_types(nb::module_& m) {
-  // lz::Error as lazuli.Error, a ValueError; one about an operand's dtype as lazuli.DTypeError,
-  // also a TypeError (as numpy and PyTorch raise for dtypes an op does not take).
-  // The types live as long as the process (plain pointers: no release after finalization).
-  static PyObject* error_type = PyErr_NewException("lazuli.Error", PyExc_ValueError, nullptr);
-  static PyObject* dtype_error_type = PyErr_NewException(
-      "lazuli.DTypeError",
-      nb::make_tuple(nb::handle(error_type), nb::handle(PyExc_TypeError)).ptr(), nullptr);
-  m.attr("Error") = nb::handle(error_type);
-  m.attr("DTypeError") = nb::handle(dtype_error_type);
-  nb::register_exception_translator([](const std::exception_ptr& exception, void*) {
-    try {
-      std::rethrow_exception(exception);
-    } catch (const Error& error) {
-      PyErr_SetString(error.kind() == Error::Kind::Type ? dtype_error_type : error_type,
-                      error.what());
-    }
-  });
-
   nb::enum_<DType>(m, "dtype", "Element type of a tensor.")
       .value("float32", DType::Float32)
       .value("float64", DType::Float64)

@@ -197,6 +197,28 @@ def test_numpy_scalars_as_operands():
     assert_close(np.int64(2) + x, [3.0, 4.0], dtype=lz.float32)
 
 
+def test_operators_are_also_methods_and_follow_pythons_protocol():
+    i = lz.asarray(np.array([1, 2, 4], dtype=np.int64))
+    # Python makes the methods from the type's slots: both spellings compute the same.
+    assert_close(i.__add__(1), [2, 3, 5], dtype=lz.int64)
+    assert_close(i.__radd__(1), [2, 3, 5], dtype=lz.int64)
+    assert_close(i.__rsub__(10), [9, 8, 6], dtype=lz.int64)
+    assert_close(lz.Tensor.__mul__(i, i), [1, 4, 16], dtype=lz.int64)
+    assert_close(i.__rpow__(2), [2, 4, 16], dtype=lz.int64)
+    assert_close(i.__ge__(2), [False, True, True], dtype=lz.bool)
+    assert i.__add__("a") is NotImplemented and i.__eq__(None) is NotImplemented
+    assert +i is i  # tensors are immutable
+    assert_close(abs(-i), [1, 2, 4], dtype=lz.int64)
+    assert_close(np.array([1, 0, 1]) @ i, 5, dtype=lz.int64)
+    with pytest.raises(TypeError):
+        pow(i, 2, 3)  # no modulus, as numpy
+    blank = lz.Tensor.__new__(lz.Tensor)  # never initialized: an error, never a crash
+    with pytest.raises(TypeError):
+        blank + 1
+    with pytest.raises(TypeError, match="uninitialized"):
+        -blank
+
+
 def test_integer_arithmetic_is_exact():
     big = np.array([2**40 + 1, -(2**40) - 3], dtype=np.int64)
     assert_close(lz.asarray(big) * 3 + 7, big * 3 + 7, dtype=lz.int64)

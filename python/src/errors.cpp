@@ -1,0 +1,81 @@
+#include "errors.h"
+
+#include <new>
+#include <stdexcept>
+
+#include "bindings.h"
+#include "lazuli/error.h"
+
+namespace lz::python {
+namespace nb = nanobind;
+namespace {
+
+// The types live as long as the process (plain pointers: no release after finalization).
+PyObject* error_type = nullptr;
+PyObject* dtype_error_type = nullptr;
+
+void set_error(const Error& error) {
+  PyErr_SetString(error.kind() == Error::Kind::Type ? dtype_error_type : error_type, error.what());
+}
+
+PyObject* builtin_type(const nb::builtin_exception& error) {
+  switch (error.type()) {
+    case nb::exception_type::stop_iteration: return PyExc_StopIteration;
+    case nb::exception_type::index_error: return PyExc_IndexError;
+    case nb::exception_type::key_error: return PyExc_KeyError;
+    case nb::exception_type::value_error: return PyExc_ValueError;
+    case nb::exception_type::type_error: return PyExc_TypeError;
+    case nb::exception_type::buffer_error: return PyExc_BufferError;
+    case nb::exception_type::import_error: return PyExc_ImportError;
+    case nb::exception_type::attribute_error: return PyExc_AttributeError;
+    default: return PyExc_RuntimeError;
+  }
+}
+
+}  // namespace
+
+// Has nanobind's bound functions raise lz::Error as the two types.
+void bind_errors(nb::module_& m) {
+  error_type = PyErr_NewException("lazuli.Error", PyExc_ValueError, nullptr);
+  dtype_error_type = PyErr_NewException(
+      "lazuli.DTypeError",
+      nb::make_tuple(nb::handle(error_type), nb::handle(PyExc_TypeError)).ptr(), nullptr);
+  m.attr("Error") = nb::handle(error_type);
+  m.attr("DTypeError") = nb::handle(dtype_error_type);
+  nb::register_exception_translator([](const std::exception_ptr& exception, void*) {
+    try {
+      std::rethrow_exception(exception);
+    } catch (const Error& error) {
+      set_error(error);
+    }
+  });
+}
+
+PyObject* raise_current_exception() noexcept {
+  try {
+    throw;
+  } catch (nb::python_error& error) {
+    error.restore();
+  } catch (const nb::builtin_exception& error) {
+    PyErr_SetString(builtin_type(error), error.what());
+  } catch (const Error& error) {
+    set_error(error);
+  } catch (const std::bad_alloc&) {
+    PyErr_NoMemory();
+  } catch (const std::out_of_range& error) {  // nanobind's mapping of the standard exceptions
+    PyErr_SetString(PyExc_IndexError, error.what());
+  } catch (const std::overflow_error& error) {
+    PyErr_SetString(PyExc_OverflowError, error.what());
+  } catch (const std::logic_error& error) {  // invalid_argument, domain_error, length_error
+    PyErr_SetString(PyExc_ValueError, error.what());
+  } catch (const std::range_error& error) {
+    PyErr_SetString(PyExc_ValueError, error.what());
+  } catch (const std::exception& error) {
+    PyErr_SetString(PyExc_RuntimeError, error.what());
+  } catch (...) {
+    PyErr_SetString(PyExc_SystemError, "lazuli: an unknown C++ exception");
+  }
+  return nullptr;
+}
+
+}  // namespace lz::python

@@ -1,0 +1,12 @@
+// lazuli.Tensor's operators (+ - * / ** @, the comparisons, unary - + abs) as the slots of
+// Python's number protocol.
+#pragma once
+
+#include <Python.h>
+
+namespace lz::python {
+
+/// The slots lazuli.Tensor is created with (nanobind's type_slots), ended by {0, nullptr}.
+const PyType_Slot* tensor_operator_slots();
+
+}  // namespace lz::python
