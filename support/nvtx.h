@@ -7,8 +7,12 @@
 
 namespace lz::support::nvtx {
 
-/// Whether a profiler collects NVTX ranges (read once).
-bool active();
+namespace detail {
+extern const bool injected;  // NVTX_INJECTION64_PATH was set at load
+}
+
+/// Whether a profiler collects NVTX ranges (read at load). Inline: every Span asks.
+inline bool active() { return detail::injected; }
 /// Opens a range named `name` on the calling thread; close it with pop() on the same thread.
 void push(std::string_view name);
 void pop();

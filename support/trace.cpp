@@ -26,13 +26,17 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr uint64_t kNoTrace = 0;
+using detail::kNoTrace;
 // What current_trace holds until the first enabled() has looked at LZ_TRACE.
 constexpr uint64_t kEnvironmentUnread = UINT64_MAX;
 
-// The number of the running trace, or kNoTrace. It is all the not-tracing path reads, hence an
-// atomic apart from the rest; constant-initialized, so usable during static initialization.
-std::atomic<uint64_t> current_trace{kEnvironmentUnread};
+}  // namespace
+
+// Constant-initialized, so usable during static initialization.
+std::atomic<uint64_t> detail::current_trace{kEnvironmentUnread};
+using detail::current_trace;
+
+namespace {
 
 std::atomic<uint64_t> last_flow_id{0};
 std::atomic<int> last_thread_id{0};
@@ -328,23 +332,25 @@ void name_thread(std::string name) {
 
 uint64_t new_flow_id() { return last_flow_id.fetch_add(1, std::memory_order_relaxed) + 1; }
 
-Span::Span(const char* category, std::string_view name) {
+void Span::open(const char* category, std::string_view name) {
   if (nvtx::active()) {
     nvtx::push(name);
     nvtx_range_ = true;
   }
   const uint64_t trace = running_trace();
   if (trace == kNoTrace) return;
-  open_ = std::make_unique<detail::OpenSpan>();
-  open_->trace = trace;
-  open_->span = thread_event(Phase::Complete, category, name, Clock::now());
+  auto span = std::make_unique<detail::OpenSpan>();
+  span->trace = trace;
+  span->span = thread_event(Phase::Complete, category, name, Clock::now());
+  open_ = span.release();
 }
 
-Span::~Span() {
+void Span::close() {
   if (nvtx_range_) nvtx::pop();
   if (!open_) return;
-  open_->span.duration = Clock::now() - open_->span.time;
-  record(open_->trace, std::move(open_->span), std::move(open_->flows));
+  const std::unique_ptr<detail::OpenSpan> owned(open_);
+  owned->span.duration = Clock::now() - owned->span.time;
+  record(owned->trace, std::move(owned->span), std::move(owned->flows));
 }
 
 void Span::arg(const char* key, std::string_view value) {

@@ -7,11 +7,13 @@
 // a vector) and turned into JSON only when the trace is written.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <string_view>
+
+#include "support/nvtx.h"
 
 namespace lz::support::trace {
 
@@ -39,6 +41,10 @@ uint64_t new_flow_id();
 
 namespace detail {
 struct OpenSpan;
+constexpr uint64_t kNoTrace = 0;
+/// The running trace's number, kNoTrace while none runs, UINT64_MAX until LZ_TRACE is read: all
+/// a Span reads while nothing traces.
+extern std::atomic<uint64_t> current_trace;
 }  // namespace detail
 
 /// A span on the calling thread's track from construction to destruction (a "ph":"X" event). It
@@ -47,8 +53,16 @@ struct OpenSpan;
 class Span {
  public:
   /// `category` must outlive the trace (a string literal): only the pointer is kept.
-  Span(const char* category, std::string_view name);
-  ~Span();
+  /// Inline, so that a span on the path of every recorded op costs a load while nothing traces.
+  Span(const char* category, std::string_view name) {
+    if (detail::current_trace.load(std::memory_order_relaxed) != detail::kNoTrace ||
+        nvtx::active()) {
+      open(category, name);
+    }
+  }
+  ~Span() {
+    if (open_ != nullptr || nvtx_range_) close();
+  }
   Span(const Span&) = delete;
   Span& operator=(const Span&) = delete;
 
@@ -65,8 +79,12 @@ class Span {
   void flow_in(uint64_t id);
 
  private:
-  std::unique_ptr<detail::OpenSpan> open_;  // null when no trace ran at construction
-  bool nvtx_range_ = false;                 // an NVTX range was opened (support/nvtx.h)
+  void open(const char* category, std::string_view name);
+  void close();
+
+  // Owned; a plain pointer, so that the inline destructor needs no complete OpenSpan.
+  detail::OpenSpan* open_ = nullptr;  // null when no trace ran at construction
+  bool nvtx_range_ = false;           // an NVTX range was opened (support/nvtx.h)
 };
 
 /// A zero-duration marker on the calling thread's track ("ph":"i", thread scope); `category` must
