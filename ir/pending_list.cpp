@@ -19,7 +19,8 @@ void PendingList::add(Node* node) {
   else
     head_ = node;
   tail_ = node;
-  size_.fetch_add(1, std::memory_order_relaxed);
+  // Only writers under the lock change it: a plain store, not a locked read-modify-write.
+  size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
 void PendingList::remove(Node* node) {
@@ -35,7 +36,7 @@ void PendingList::remove(Node* node) {
     tail_ = node->pending_prev;
   node->pending = false;
   node->pending_prev = node->pending_next = nullptr;
-  size_.fetch_sub(1, std::memory_order_relaxed);
+  size_.store(size_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
 
 std::vector<NodePtr> PendingList::snapshot() {
