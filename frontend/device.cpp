@@ -13,6 +13,7 @@
 #include "runtime/cuda/device.h"
 #include "runtime/cuda/driver.h"
 #include "runtime/devices.h"
+#include "support/hot_path.h"
 
 namespace lz {
 namespace {
@@ -92,7 +93,7 @@ Device Device::parse(std::string_view text) {
   return kind == "cpu" ? cpu(index) : cuda(index);
 }
 
-Device default_device() {
+LZ_HOT_PATH Device default_device() {
   if (thread_default_device) return *thread_default_device;
   if (!process_device_set.load(std::memory_order_acquire)) {
     if (!environment_was_read.load(std::memory_order_acquire)) {

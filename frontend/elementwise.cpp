@@ -2,6 +2,7 @@
 #include "frontend/recording.h"
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
+#include "support/hot_path.h"
 
 namespace lz {
 namespace {
@@ -13,7 +14,7 @@ using frontend::record;
 using ir::Op;
 
 /// Records `op` over tensors already promoted to one dtype.
-Tensor record_elementwise(Op op, ir::NodeInputs inputs, std::source_location loc) {
+LZ_HOT_PATH Tensor record_elementwise(Op op, ir::NodeInputs inputs, std::source_location loc) {
   return record(make_node(op, std::move(inputs), loc));
 }
 
@@ -26,7 +27,7 @@ DType compute_dtype(Op op, DType promoted) {
 /// Records `op` over two operand nodes, each cast to the dtype both are computed in. They come
 /// by value, each the reference its input will hold: every copy of a node pointer is an atomic
 /// count, a measurable share of recording an op.
-Tensor binary_of_nodes(Op op, ir::NodePtr a, ir::NodePtr b, std::source_location loc) {
+LZ_HOT_PATH Tensor binary_of_nodes(Op op, ir::NodePtr a, ir::NodePtr b, std::source_location loc) {
   const DType dtype = compute_dtype(op, frontend::promote(a->dtype, b->dtype));
   // Shapes are checked before any cast is recorded, so a rejected op records nothing (without
   // casts, recording the op checks them).
@@ -42,14 +43,14 @@ Tensor binary_of_nodes(Op op, ir::NodePtr a, ir::NodePtr b, std::source_location
   return record_elementwise(op, std::move(inputs), loc);
 }
 
-Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) try {
+LZ_HOT_PATH Tensor binary(Op op, const Tensor& a, const Tensor& b, std::source_location loc) try {
   const std::string_view name = ir::op_name(op);
   return binary_of_nodes(op, node_of(a, name), node_of(b, name), loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
 
-Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc) try {
+LZ_HOT_PATH Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_location loc) try {
   if (b.tensor() != nullptr) return binary(op, a, *b.tensor(), loc);
   const std::string_view name = ir::op_name(op);
   const ir::NodePtr& a_node = node_of(a, name);

@@ -11,6 +11,7 @@
 #include "ir/pending_list.h"
 #include "memory/buffer.h"
 #include "runtime/devices.h"
+#include "support/hot_path.h"
 #include "support/trace.h"
 
 namespace lz::frontend {
@@ -119,7 +120,7 @@ void evaluate_all(EvaluationReason reason, std::source_location loc) {
   }
 }
 
-void after_recording(const ir::NodePtr& node) {
+LZ_HOT_PATH void after_recording(const ir::NodePtr& node) {
   if (engine() == Engine::Sync) {
     evaluate({node}, EvaluationReason::SyncEngine, node->location);
     return;

@@ -11,6 +11,7 @@
 #include "ir/type_inference.h"
 #include "lazuli/error.h"
 #include "memory/buffer.h"
+#include "support/hot_path.h"
 #include "support/trace.h"
 
 namespace lz::frontend {
@@ -37,7 +38,7 @@ Device device_of_inputs(const ir::Node& node) {
 
 }  // namespace
 
-ir::NodePtr make_node(ir::Op op, ir::NodeInputs inputs, std::source_location loc) {
+LZ_HOT_PATH ir::NodePtr make_node(ir::Op op, ir::NodeInputs inputs, std::source_location loc) {
   ir::NodePtr node = ir::new_node();
   node->op = op;
   // An op with inputs runs on theirs, which record() gives it.
@@ -80,7 +81,7 @@ Tensor record_data(std::shared_ptr<memory::Buffer> buffer, Shape shape, Device d
   return record(std::move(node));
 }
 
-Tensor record(ir::NodePtr node) try {
+LZ_HOT_PATH Tensor record(ir::NodePtr node) try {
   support::trace::Span span("record", ir::op_name(node->op));
   const bool pending = !node->is_evaluated();
   // No graph lock: another thread may turn an input into data meanwhile, but that keeps the
@@ -236,8 +237,8 @@ thread_local bool RecentScalars::destroyed_ = false;
 
 }  // namespace
 
-ir::NodePtr scalar_node(std::string_view op, const ScalarOperand& value, DType dtype,
-                        std::source_location loc) {
+LZ_HOT_PATH ir::NodePtr scalar_node(std::string_view op, const ScalarOperand& value, DType dtype,
+                                    std::source_location loc) {
   // Not record(): a 0-d full has its type already, and as an operand, computed with the op that
   // reads it, it joins neither the pending list (whose lock is the one a recorded op takes) nor
   // the node budget's count.

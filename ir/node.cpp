@@ -7,6 +7,7 @@
 
 #include "ir/pending_list.h"
 #include "lazuli/error.h"
+#include "support/hot_path.h"
 
 namespace lz::ir {
 namespace {
@@ -153,9 +154,9 @@ struct PooledAllocator {
 
 }  // namespace
 
-NodePtr new_node() { return std::allocate_shared<Node>(PooledAllocator<Node>()); }
+LZ_HOT_PATH NodePtr new_node() { return std::allocate_shared<Node>(PooledAllocator<Node>()); }
 
-Node::~Node() {
+LZ_HOT_PATH Node::~Node() {
   if (pending) PendingList::global().remove(this);
   // Releasing inputs directly would recurse once per node of a chain and overflow the stack on
   // deep graphs. Instead nested ~Node calls park their inputs with the outermost one, which

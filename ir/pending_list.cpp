@@ -1,5 +1,7 @@
 #include "ir/pending_list.h"
 
+#include "support/hot_path.h"
+
 namespace lz::ir {
 
 PendingList& PendingList::global() {
@@ -8,7 +10,7 @@ PendingList& PendingList::global() {
   return *list;
 }
 
-void PendingList::add(Node* node) {
+LZ_HOT_PATH void PendingList::add(Node* node) {
   std::lock_guard lock(mutex_);
   if (node->pending) return;
   node->pending = true;
@@ -23,7 +25,7 @@ void PendingList::add(Node* node) {
   size_.store(size_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
-void PendingList::remove(Node* node) {
+LZ_HOT_PATH void PendingList::remove(Node* node) {
   std::lock_guard lock(mutex_);
   if (!node->pending) return;
   if (node->pending_prev != nullptr)

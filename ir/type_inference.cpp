@@ -6,6 +6,7 @@
 #include <string>
 
 #include "lazuli/error.h"
+#include "support/hot_path.h"
 
 namespace lz::ir {
 namespace {
@@ -373,7 +374,7 @@ TensorType infer_movement(const Node& node) {
 
 }  // namespace
 
-Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
+LZ_HOT_PATH Shape broadcast_shapes(std::string_view op, const Shape& a, const Shape& b) {
   const size_t rank = std::max(a.size(), b.size());
   Shape result(rank);
   for (size_t i = 0; i < rank; ++i) {
@@ -420,7 +421,7 @@ TensorType infer_by_kind(const Node& node) {
 
 }  // namespace
 
-void check_binary_dtype(Op op, DType dtype) {
+LZ_HOT_PATH void check_binary_dtype(Op op, DType dtype) {
   switch (op) {
     case Op::Div:
       if (!is_floating(dtype)) {
@@ -463,7 +464,7 @@ Shape where_shape(const Shape& cond, const Shape& a, const Shape& b) {
   }
 }
 
-TensorType infer_type(const Node& node) {
+LZ_HOT_PATH TensorType infer_type(const Node& node) {
   check_arity(node);
   TensorType type = infer_by_kind(node);
   // Broadcasting valid operands can still describe more elements than an int64 counts.
@@ -471,7 +472,7 @@ TensorType infer_type(const Node& node) {
   return type;
 }
 
-void check_element_count(std::string_view op, const Shape& shape) {
+LZ_HOT_PATH void check_element_count(std::string_view op, const Shape& shape) {
   // 2^60 elements of the widest dtype (8 bytes) still count their bytes in an int64.
   constexpr int64_t kMaxElements = int64_t{1} << 60;
   int64_t count = 1;
