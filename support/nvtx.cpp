@@ -9,7 +9,8 @@
 
 namespace lz::support::nvtx {
 
-// Read before main: a Span during static initialization opens no range, which no profile misses.
+// Read when the library loads: a Span in a static initializer that runs before this one opens no
+// range, which no profile misses.
 const bool detail::injected = std::getenv("NVTX_INJECTION64_PATH") != nullptr;
 
 void push(std::string_view name) { nvtxRangePushA(std::string(name).c_str()); }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <utility>
@@ -333,15 +334,18 @@ void name_thread(std::string name) {
 uint64_t new_flow_id() { return last_flow_id.fetch_add(1, std::memory_order_relaxed) + 1; }
 
 void Span::open(const char* category, std::string_view name) {
+  std::unique_ptr<detail::OpenSpan> span;
+  const uint64_t trace = running_trace();
+  if (trace != kNoTrace) {
+    span = std::make_unique<detail::OpenSpan>();
+    span->trace = trace;
+    span->span = thread_event(Phase::Complete, category, name, Clock::now());
+  }
+  // Last, as nothing after it may throw: a range left open would nest every later one in it.
   if (nvtx::active()) {
     nvtx::push(name);
     nvtx_range_ = true;
   }
-  const uint64_t trace = running_trace();
-  if (trace == kNoTrace) return;
-  auto span = std::make_unique<detail::OpenSpan>();
-  span->trace = trace;
-  span->span = thread_event(Phase::Complete, category, name, Clock::now());
   open_ = span.release();
 }
 

@@ -2,9 +2,9 @@
 // instants, and flow arrows from a launch to the execution it started, written as the Chrome
 // Trace Event Format's JSON object form for Perfetto or chrome://tracing.
 //
-// The hot path is designed for recording every op: while no trace runs, a Span costs one relaxed
-// atomic load and allocates nothing. While a trace runs, events are kept in memory (a mutex around
-// a vector) and turned into JSON only when the trace is written.
+// The hot path is designed for recording every op: while no trace runs, a Span costs a relaxed
+// atomic load and a flag read, and allocates nothing. While a trace runs, events are kept in
+// memory (a mutex around a vector) and turned into JSON only when the trace is written.
 #pragma once
 
 #include <atomic>

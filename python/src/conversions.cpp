@@ -190,13 +190,17 @@ PyTypeObject* tensor_type() {
 }  // namespace
 
 const Tensor* tensor_in(nb::handle value) {
-  if (!PyObject_TypeCheck(value.ptr(), tensor_type()) || !nb::inst_ready(value)) return nullptr;
+  if (!PyObject_TypeCheck(value.ptr(), tensor_type())) return nullptr;
+  if (!nb::inst_ready(value)) {
+    throw nb::type_error(
+        "this lazuli.Tensor was made by lazuli.Tensor.__new__ and holds no value; make tensors "
+        "with lazuli.asarray, lazuli.zeros or an op");
+  }
   return nb::inst_ptr<Tensor>(value);
 }
 
 nb::object tensor_object(Tensor&& tensor) {
-  nb::object object = nb::inst_alloc(tensor_type());
-  if (!object.is_valid()) throw nb::python_error();  // MemoryError
+  nb::object object = nb::inst_alloc(tensor_type());  // raises MemoryError itself
   new (nb::inst_ptr<Tensor>(object)) Tensor(std::move(tensor));
   nb::inst_mark_ready(object);
   return object;

@@ -35,8 +35,9 @@ nb::object with_operand(nb::handle value, F&& f);
 /// A tensor, or anything lazuli.asarray takes, as one.
 Tensor as_tensor(nb::handle value);
 
-/// The Tensor `value` holds, or nullptr when it is no initialized lazuli.Tensor: nb::isinstance
-/// and nb::cast without their search for the type, which every recorded op would pay.
+/// The Tensor `value` holds, or nullptr when it is no lazuli.Tensor (a TypeError for one made by
+/// Tensor.__new__, which holds none): nb::isinstance and nb::cast without their search for the
+/// type, which every recorded op would pay.
 const Tensor* tensor_in(nb::handle value);
 
 /// `tensor` as a new lazuli.Tensor object, as nb::cast makes it, without the search for the type.

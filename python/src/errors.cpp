@@ -34,7 +34,8 @@ PyObject* builtin_type(const nb::builtin_exception& error) {
 
 }  // namespace
 
-// Has nanobind's bound functions raise lz::Error as the two types.
+// lz::Error as lazuli.Error, a ValueError; one about an operand's dtype as lazuli.DTypeError, also
+// a TypeError (as numpy and PyTorch raise for dtypes an op does not take).
 void bind_errors(nb::module_& m) {
   error_type = PyErr_NewException("lazuli.Error", PyExc_ValueError, nullptr);
   dtype_error_type = PyErr_NewException(
@@ -66,7 +67,11 @@ PyObject* raise_current_exception() noexcept {
     PyErr_SetString(PyExc_IndexError, error.what());
   } catch (const std::overflow_error& error) {
     PyErr_SetString(PyExc_OverflowError, error.what());
-  } catch (const std::logic_error& error) {  // invalid_argument, domain_error, length_error
+  } catch (const std::domain_error& error) {
+    PyErr_SetString(PyExc_ValueError, error.what());
+  } catch (const std::invalid_argument& error) {
+    PyErr_SetString(PyExc_ValueError, error.what());
+  } catch (const std::length_error& error) {
     PyErr_SetString(PyExc_ValueError, error.what());
   } catch (const std::range_error& error) {
     PyErr_SetString(PyExc_ValueError, error.what());

@@ -14,13 +14,8 @@
 namespace lz::python {
 namespace {
 
-/// The Tensor a unary slot was called on; a TypeError for an instance never initialized
-/// (`lazuli.Tensor.__new__(lazuli.Tensor)`).
-const Tensor& self_tensor(PyObject* object) {
-  const Tensor* tensor = tensor_in(object);
-  if (tensor == nullptr) throw nb::type_error("an uninitialized lazuli.Tensor");
-  return *tensor;
-}
+/// The Tensor a unary slot was called on: Python calls a type's unary slots on its instances.
+const Tensor& self_tensor(PyObject* object) { return *tensor_in(object); }
 
 /// `tensor op other`, or NotImplemented when `other` is no operand.
 template <class Op>
@@ -83,11 +78,11 @@ PyObject* power_slot(PyObject* base, PyObject* exponent, PyObject* modulus) noex
 PyObject* matmul_slot(PyObject* left, PyObject* right) noexcept try {
   const std::source_location loc = caller_location();
   if (const Tensor* a = tensor_in(left)) {
-    return tensor_object(lz::matmul(*a, as_tensor(right), loc)).release().ptr();
+    const Tensor* b = tensor_in(right);
+    return tensor_object(lz::matmul(*a, b != nullptr ? *b : as_tensor(right), loc)).release().ptr();
   }
-  return tensor_object(lz::matmul(tensor_from_array_like(left), self_tensor(right), loc))
-      .release()
-      .ptr();
+  const Tensor& b = self_tensor(right);
+  return tensor_object(lz::matmul(tensor_from_array_like(left), b, loc)).release().ptr();
 } catch (...) {
   return raise_current_exception();
 }

@@ -1,5 +1,5 @@
-// lazuli.Tensor's operators (+ - * / ** @, the comparisons, unary - + abs) as the slots of
-// Python's number protocol.
+// lazuli.Tensor's operators (+ - * / ** @, the comparisons, unary - + abs) as type slots: Python's
+// number protocol and rich comparison.
 #pragma once
 
 #include <Python.h>

@@ -212,11 +212,12 @@ def test_operators_are_also_methods_and_follow_pythons_protocol():
     assert_close(np.array([1, 0, 1]) @ i, 5, dtype=lz.int64)
     with pytest.raises(TypeError):
         pow(i, 2, 3)  # no modulus, as numpy
+    assert_close(2 < i, [False, False, True], dtype=lz.bool)  # Python swaps it: i > 2
     blank = lz.Tensor.__new__(lz.Tensor)  # never initialized: an error, never a crash
-    with pytest.raises(TypeError):
-        blank + 1
-    with pytest.raises(TypeError, match="uninitialized"):
-        -blank
+    for operation in (lambda: blank + 1, lambda: i + blank, lambda: blank * i, lambda: i == blank,
+                      lambda: i @ blank, lambda: -blank):
+        with pytest.raises(TypeError, match="holds no value"):
+            operation()
 
 
 def test_integer_arithmetic_is_exact():
