@@ -32,6 +32,22 @@ PyObject* builtin_type(const nb::builtin_exception& error) {
   }
 }
 
+template <class... Types>
+bool is_one_of(const std::exception& error) {
+  return (... || (dynamic_cast<const Types*>(&error) != nullptr));
+}
+
+/// The Python type nanobind raises for a standard exception.
+PyObject* standard_type(const std::exception& error) {
+  if (is_one_of<std::out_of_range>(error)) return PyExc_IndexError;
+  if (is_one_of<std::overflow_error>(error)) return PyExc_OverflowError;
+  if (is_one_of<std::domain_error, std::invalid_argument, std::length_error, std::range_error>(
+          error)) {
+    return PyExc_ValueError;
+  }
+  return PyExc_RuntimeError;
+}
+
 }  // namespace
 
 // lz::Error as lazuli.Error, a ValueError; one about an operand's dtype as lazuli.DTypeError, also
@@ -63,20 +79,8 @@ PyObject* raise_current_exception() noexcept {
     set_error(error);
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
-  } catch (const std::out_of_range& error) {  // nanobind's mapping of the standard exceptions
-    PyErr_SetString(PyExc_IndexError, error.what());
-  } catch (const std::overflow_error& error) {
-    PyErr_SetString(PyExc_OverflowError, error.what());
-  } catch (const std::domain_error& error) {
-    PyErr_SetString(PyExc_ValueError, error.what());
-  } catch (const std::invalid_argument& error) {
-    PyErr_SetString(PyExc_ValueError, error.what());
-  } catch (const std::length_error& error) {
-    PyErr_SetString(PyExc_ValueError, error.what());
-  } catch (const std::range_error& error) {
-    PyErr_SetString(PyExc_ValueError, error.what());
   } catch (const std::exception& error) {
-    PyErr_SetString(PyExc_RuntimeError, error.what());
+    PyErr_SetString(standard_type(error), error.what());
   } catch (...) {
     PyErr_SetString(PyExc_SystemError, "lazuli: an unknown C++ exception");
   }
