@@ -1,5 +1,5 @@
 // Slots, not `__add__` methods: Python calls a type's slot directly, where a method costs a
-// lookup in the type and nanobind's overload dispatch on every `x + 1` (about a fifth of
+// lookup in the type and nanobind's overload dispatch on every `x + 1` (about a sixth of
 // recording an op from Python). Python makes `__add__`, `__radd__`, `__eq__`, ... from the
 // slots, so both spellings work. nanobind does not call these functions, so they translate
 // C++ exceptions themselves (raise_current_exception).
