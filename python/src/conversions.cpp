@@ -100,7 +100,7 @@ nb::tuple shape_tuple(const Shape& shape) {
 }
 
 Tensor as_tensor(nb::handle value) {
-  if (nb::isinstance<Tensor>(value)) return nb::cast<Tensor>(value);
+  if (const Tensor* tensor = tensor_in(value)) return *tensor;
   return tensor_from_array_like(value);
 }
 

@@ -78,8 +78,7 @@ PyObject* power_slot(PyObject* base, PyObject* exponent, PyObject* modulus) noex
 PyObject* matmul_slot(PyObject* left, PyObject* right) noexcept try {
   const std::source_location loc = caller_location();
   if (const Tensor* a = tensor_in(left)) {
-    const Tensor* b = tensor_in(right);
-    return tensor_object(lz::matmul(*a, b != nullptr ? *b : as_tensor(right), loc)).release().ptr();
+    return tensor_object(lz::matmul(*a, as_tensor(right), loc)).release().ptr();
   }
   const Tensor& b = self_tensor(right);
   return tensor_object(lz::matmul(tensor_from_array_like(left), b, loc)).release().ptr();

@@ -215,7 +215,7 @@ def test_operators_are_also_methods_and_follow_pythons_protocol():
     assert_close(2 < i, [False, False, True], dtype=lz.bool)  # Python swaps it: i > 2
     blank = lz.Tensor.__new__(lz.Tensor)  # never initialized: an error, never a crash
     for operation in (lambda: blank + 1, lambda: i + blank, lambda: blank * i, lambda: i == blank,
-                      lambda: i @ blank, lambda: -blank):
+                      lambda: i @ blank, lambda: -blank, lambda: lz.exp(blank)):
         with pytest.raises(TypeError, match="holds no value"):
             operation()
 
