@@ -1,9 +1,11 @@
-// ir_text and ir_dot: the graph behind tensors, without evaluating anything.
+// ir_text and ir_dot: the graph behind tensors, without evaluating anything; starting and
+// stopping a Chrome trace (support/trace.h records it).
 #include "lazuli/inspect.h"
 #include "frontend/evaluation.h"
 #include "frontend/recording.h"
 #include "ir/dot.h"
 #include "ir/printer.h"
+#include "support/trace.h"
 
 namespace lz {
 namespace {
@@ -27,5 +29,9 @@ std::string ir_dot(const std::vector<Tensor>& outputs, std::source_location loc)
   return describe(
       outputs, "ir_dot", [](const ir::Graph& graph) { return ir::graph_to_dot(graph); }, loc);
 }
+
+void start_trace(const std::string& path) { support::trace::start(path); }
+
+void stop_trace() { support::trace::stop(); }
 
 }  // namespace lz

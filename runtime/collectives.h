@@ -28,7 +28,7 @@
 #include <string>
 
 #include "ir/node.h"
-#include "lazuli/settings.h"
+#include "lazuli/log_level.h"
 #include "memory/buffer.h"
 
 namespace lz::runtime {

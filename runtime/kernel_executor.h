@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "lazuli/device.h"
-#include "lazuli/settings.h"
+#include "lazuli/log_level.h"
 #include "memory/buffer.h"
 #include "passes/pass.h"
 

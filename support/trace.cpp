@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "lazuli/error.h"
-#include "lazuli/inspect.h"
 #include "support/nvtx.h"
 
 namespace lz::support::trace {
@@ -407,11 +406,3 @@ void complete(const char* category, std::string_view name, Clock::time_point beg
 }
 
 }  // namespace lz::support::trace
-
-namespace lz {
-
-void start_trace(const std::string& path) { support::trace::start(path); }
-
-void stop_trace() { support::trace::stop(); }
-
-}  // namespace lz

@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
+#include "lazuli/log_level.h"
+
 namespace lz {
 
-enum class LogLevel { Off, Info, Debug };
-/// LZ_LOG=info|debug. Info prints one line per evaluation to stderr (why, where, nodes, kernels,
-/// time); Debug adds the time of each pass.
+/// LZ_LOG=info|debug (lazuli/log_level.h says what each level prints).
 void set_log_level(LogLevel level);
 
 /// LZ_DUMP=dir. Each evaluation writes its recorded IR (NNNN.<reason>.lzir and .dot) and, in

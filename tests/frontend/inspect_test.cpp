@@ -1,4 +1,4 @@
-// Inspection: the IR text behind tensors, dumps per evaluation, the log line.
+// Inspection: the IR text behind tensors, dumps per evaluation, the log line, traces.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <lazuli/lazuli.h>
 
 #include "ir/parser.h"
+#include "support/trace.h"
 
 namespace {
 
@@ -134,6 +135,21 @@ TEST(InspectTest, InfoLogPrintsOneLinePerEvaluationAndPerKernel) {
   EXPECT_NE(log.find("ran on cpu:0"), std::string::npos) << log;
   EXPECT_EQ(std::count(log.begin(), log.end(), '\n'), 3) << "the launch, its one kernel, its run:\n"
                                                          << log;
+}
+
+TEST(InspectTest, StartTraceAndStopTraceWriteTheSpansBetweenThem) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "lazuli_inspect_test_trace.json";
+  std::filesystem::remove(path);
+  lz::start_trace(path.string());
+  EXPECT_TRUE(lz::support::trace::enabled());
+  { lz::support::trace::Span span("test", "between start_trace and stop_trace"); }
+  lz::stop_trace();
+  EXPECT_FALSE(lz::support::trace::enabled());
+  EXPECT_NE(read_file(path).find("\"between start_trace and stop_trace\""), std::string::npos)
+      << read_file(path);
+  EXPECT_THROW(lz::start_trace("/nonexistent-dir/trace.json"), lz::Error);
+  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "lazuli/error.h"
-#include "lazuli/inspect.h"
 
 // This program's global operator new counts each thread's allocations, to show that a span
 // allocates nothing while no trace runs.
@@ -612,18 +611,6 @@ TEST_F(TraceTest, FailedStartWhileATraceRunsStillWritesTheRunningOne) {
   EXPECT_THROW(start("/nonexistent-dir/trace.json"), Error);
   EXPECT_FALSE(enabled());
   EXPECT_EQ(recorded_names(read_trace(path)), std::vector<std::string>{"before the failed start"});
-}
-
-TEST_F(TraceTest, PublicStartTraceAndStopTraceCollectSpans) {
-  const std::string path = trace_path("public");
-  lz::start_trace(path);
-  EXPECT_TRUE(enabled());
-  { Span span("test", "between start_trace and stop_trace"); }
-  lz::stop_trace();
-  EXPECT_FALSE(enabled());
-  EXPECT_EQ(recorded_names(read_trace(path)),
-            std::vector<std::string>{"between start_trace and stop_trace"});
-  EXPECT_THROW(lz::start_trace("/nonexistent-dir/trace.json"), Error);
 }
 
 // LZ_TRACE is read by the first enabled() of a process, so these run in a fresh one: the
