@@ -571,13 +571,6 @@ void PlanCache::give_back(Origin origin, PassContext context) {
   entry->spare = std::move(context);
 }
 
-PreparedContext PlanCache::prepare(const ir::Graph& graph, const std::string& pipeline,
-                                   const PassOptions& options, const Pipeline& run) {
-  Lookup lookup = look_up(graph, ir::Wiring::of(graph), pipeline, options);
-  const bool hit = lookup.hit();
-  return {complete(std::move(lookup), run), hit};
-}
-
 size_t PlanCache::size() const {
   std::lock_guard lock(mutex_);
   return entries_.size();

@@ -17,12 +17,6 @@
 
 namespace lz::passes {
 
-/// A pass context ready to run, and whether it came from the cache.
-struct PreparedContext {
-  PassContext context;
-  bool hit = false;
-};
-
 /// Remembered pipeline results, keyed by the structure of the graph they were computed for.
 ///
 /// Two graphs have the same structure when they have the same ops, dtypes, devices, shapes and
@@ -111,10 +105,6 @@ class PlanCache {
   /// rebound by the next hit of its structure instead of copying the result again: a loop pays
   /// for no node of a remembered graph. Anything else is freed.
   void give_back(Origin origin, PassContext context);
-
-  /// look_up and complete in one call.
-  PreparedContext prepare(const ir::Graph& graph, const std::string& pipeline,
-                          const PassOptions& options, const Pipeline& run);
 
   /// Remembered results (a structure may have several, one per set of folded values), and the
   /// nodes they hold.

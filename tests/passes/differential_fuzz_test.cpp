@@ -265,15 +265,18 @@ std::string check_seed_through_plan_cache(uint64_t seed, PlanCache& cache,
     std::string failed;
     const std::vector<std::shared_ptr<memory::Buffer>> reference = interpret_outputs(graph, failed);
     if (!failed.empty()) return "";  // check_seed reports what the interpreter refuses
-    PreparedContext prepared = cache.prepare(graph, std::string(kDefaultPipeline), {}, run);
+    PlanCache::Lookup lookup =
+        cache.look_up(graph, ir::Wiring::of(graph), std::string(kDefaultPipeline), {});
+    const bool hit = lookup.hit();
+    const PassContext context = cache.complete(std::move(lookup), run);
     if (recording == 2) {
       ++second.prepared;
-      second.hits += prepared.hit ? 1 : 0;
+      second.hits += hit ? 1 : 0;
     }
-    const std::string difference = run_and_compare(graph, reference, prepared.context);
+    const std::string difference = run_and_compare(graph, reference, context);
     if (!difference.empty()) {
       const std::string report = "  recording " + std::to_string(recording) +
-                                 " through the plan cache (" + (prepared.hit ? "hit" : "miss") +
+                                 " through the plan cache (" + (hit ? "hit" : "miss") +
                                  "): " + difference + "\n";
       return graph_report(seed, report, graph);
     }

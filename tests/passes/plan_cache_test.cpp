@@ -31,12 +31,27 @@ ir::Graph recorded(std::string_view text, uint64_t seed = 1) {
   return graph;
 }
 
+/// A context ready to run, and whether it came from the cache.
+struct Prepared {
+  PassContext context;
+  bool hit = false;
+};
+
+/// `graph` looked up in `cache` and completed by the default pipeline, as a launch does it.
+Prepared prepare(PlanCache& cache, const ir::Graph& graph, const PassOptions& options = {}) {
+  PlanCache::Lookup lookup = cache.look_up(graph, ir::Wiring::of(graph), kPipeline, options);
+  const bool hit = lookup.hit();
+  return {cache.complete(std::move(lookup),
+                         [](PassContext& context) { PassManager(kDefaultPipeline).run(context); }),
+          hit};
+}
+
 class PlanCacheTest : public ::testing::Test {
  protected:
   /// Prepares `graph` through the cache, runs it and checks every output against the
   /// interpreter; returns whether it was a hit.
   bool run(const ir::Graph& graph, const PassOptions& options = {}) {
-    PreparedContext prepared = cache_.prepare(graph, kPipeline, options, run_passes);
+    Prepared prepared = prepare(cache_, graph, options);
     expect_interpreters_results(graph, prepared.context);
     return prepared.hit;
   }
@@ -86,14 +101,10 @@ TEST_F(PlanCacheTest, NewDataAndNewScalarsReuseTheResult) {
 // A hit's kernels share one memo of their code's key per kernel of the remembered result,
 // filled by the first lookup: the key it holds is the one the kernel's structure gives.
 TEST_F(PlanCacheTest, HitsShareTheKeyOfEachKernelsCode) {
-  const auto prepare = [&](const ir::Graph& graph) {
-    return cache_.prepare(graph, kPipeline, {},
-                          [](PassContext& context) { PassManager(kDefaultPipeline).run(context); });
-  };
   const ir::Graph first_graph = recorded(kAffine, 1), second_graph = recorded(kAffine, 2);
-  const PreparedContext miss = prepare(first_graph);
-  const PreparedContext first = prepare(second_graph);
-  const PreparedContext second = prepare(recorded(kAffine, 3));
+  const Prepared miss = prepare(cache_, first_graph);
+  const Prepared first = prepare(cache_, second_graph);
+  const Prepared second = prepare(cache_, recorded(kAffine, 3));
   ASSERT_FALSE(miss.hit);
   ASSERT_TRUE(first.hit && second.hit);
   ASSERT_EQ(first.context.fusion->kernels.size(), 1u);
@@ -297,52 +308,39 @@ TEST_F(PlanCacheTest, AHitsGraphGivenBackIsReboundByTheNextHit) {
 TEST_F(PlanCacheTest, TheNodesRememberedAreBounded) {
   // kAffine optimizes to 5 nodes (x, 3, 0.5, mul, add): two such results fit in 12 nodes.
   PlanCache small(256, 12);
-  const auto prepare = [&](const std::string& text) {
-    return small
-        .prepare(recorded(text), kPipeline, {},
-                 [](PassContext& context) { PassManager(kDefaultPipeline).run(context); })
-        .hit;
-  };
+  const auto hits = [&](const std::string& text) { return prepare(small, recorded(text)).hit; };
   std::string nine(kAffine), ten(kAffine);
   for (size_t at; (at = nine.find("[8]")) != std::string::npos;) nine.replace(at, 3, "[9]");
   for (size_t at; (at = ten.find("[8]")) != std::string::npos;) ten.replace(at, 3, "[10]");
-  EXPECT_FALSE(prepare(std::string(kAffine)));
-  EXPECT_FALSE(prepare(nine));
+  EXPECT_FALSE(hits(std::string(kAffine)));
+  EXPECT_FALSE(hits(nine));
   EXPECT_EQ(small.nodes(), 10u);
-  EXPECT_FALSE(prepare(ten));
+  EXPECT_FALSE(hits(ten));
   EXPECT_EQ(small.size(), 2u) << "the oldest went";
   EXPECT_LE(small.nodes(), 12u);
-  EXPECT_FALSE(prepare(std::string(kAffine)));
+  EXPECT_FALSE(hits(std::string(kAffine)));
 
   PlanCache tiny(256, 4);
-  EXPECT_FALSE(
-      tiny.prepare(recorded(kAffine), kPipeline, {},
-                   [](PassContext& context) { PassManager(kDefaultPipeline).run(context); })
-          .hit);
+  EXPECT_FALSE(prepare(tiny, recorded(kAffine)).hit);
   EXPECT_EQ(tiny.size(), 0u) << "a result larger than the whole capacity is not remembered";
 }
 
 TEST_F(PlanCacheTest, TheOldestStructureGoesFirst) {
   PlanCache small(2);
-  const auto prepare = [&](std::string_view text) {
-    return small
-        .prepare(recorded(text), kPipeline, {},
-                 [](PassContext& context) { PassManager(kDefaultPipeline).run(context); })
-        .hit;
-  };
+  const auto hits = [&](std::string_view text) { return prepare(small, recorded(text)).hit; };
   const auto sized = [](std::string_view size) {
     std::string text(kAffine);
     for (size_t at; (at = text.find("[8]")) != std::string::npos;) text.replace(at, 3, size);
     return text;
   };
   const std::string nine = sized("[9]"), ten = sized("[10]");
-  EXPECT_FALSE(prepare(kAffine));
-  EXPECT_FALSE(prepare(nine));
-  EXPECT_FALSE(prepare(ten));
+  EXPECT_FALSE(hits(kAffine));
+  EXPECT_FALSE(hits(nine));
+  EXPECT_FALSE(hits(ten));
   EXPECT_EQ(small.size(), 2u);
-  EXPECT_TRUE(prepare(ten));
-  EXPECT_TRUE(prepare(nine));
-  EXPECT_FALSE(prepare(kAffine));
+  EXPECT_TRUE(hits(ten));
+  EXPECT_TRUE(hits(nine));
+  EXPECT_FALSE(hits(kAffine));
 }
 
 }  // namespace
