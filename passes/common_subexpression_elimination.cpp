@@ -21,18 +21,16 @@
 
 #include "passes/dead_code_elimination.h"
 #include "passes/pass.h"
+#include "support/hash.h"
 
 namespace lz::passes {
 namespace {
 
-uint64_t mix(uint64_t seed, uint64_t value) {
-  // The boost::hash_combine step widened to 64 bits.
-  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 12) + (seed >> 4));
-}
+using support::hash_mix;
 
 uint64_t mix_all(uint64_t seed, std::span<const int64_t> values) {
-  seed = mix(seed, values.size());
-  for (int64_t value : values) seed = mix(seed, static_cast<uint64_t>(value));
+  seed = hash_mix(seed, values.size());
+  for (int64_t value : values) seed = hash_mix(seed, static_cast<uint64_t>(value));
   return seed;
 }
 
@@ -45,20 +43,20 @@ bool same_param(const ir::ScalarParam& a, const ir::ScalarParam& b) {
 
 struct NodeHash {
   size_t operator()(const ir::Node* node) const {
-    uint64_t hash = mix(static_cast<uint64_t>(node->op), static_cast<uint64_t>(node->dtype));
+    uint64_t hash = hash_mix(static_cast<uint64_t>(node->op), static_cast<uint64_t>(node->dtype));
     hash = mix_all(hash, node->shape);
-    if (holds_buffer(*node)) return mix(hash, std::hash<const void*>{}(node->buffer.get()));
-    hash = mix(hash, node->keepdims);
+    if (holds_buffer(*node)) return hash_mix(hash, std::hash<const void*>{}(node->buffer.get()));
+    hash = hash_mix(hash, node->keepdims);
     hash = mix_all(hash, node->axes);
     hash = mix_all(hash, node->starts);
     hash = mix_all(hash, node->steps);
     for (const ir::ScalarParam& param : node->params) {
-      hash = mix(hash, std::bit_cast<uint64_t>(param.floating));
-      hash = mix(hash, static_cast<uint64_t>(param.integer));
+      hash = hash_mix(hash, std::bit_cast<uint64_t>(param.floating));
+      hash = hash_mix(hash, static_cast<uint64_t>(param.integer));
     }
-    hash = mix(hash, node->seed);
+    hash = hash_mix(hash, node->seed);
     for (const ir::NodePtr& input : node->inputs) {
-      hash = mix(hash, std::hash<const void*>{}(input.get()));
+      hash = hash_mix(hash, std::hash<const void*>{}(input.get()));
     }
     return static_cast<size_t>(hash);
   }

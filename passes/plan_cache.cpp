@@ -11,14 +11,12 @@
 #include "passes/constant_folding.h"
 #include "plan/fusion_plan.h"
 #include "plan/kernel_signature.h"
+#include "support/hash.h"
 
 namespace lz::passes {
 namespace {
 
-uint64_t mix(uint64_t seed, uint64_t value) {
-  // The boost::hash_combine step widened to 64 bits.
-  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 12) + (seed >> 4));
-}
+using support::hash_mix;
 
 bool is_random(ir::Op op) { return op == ir::Op::RandomUniform || op == ir::Op::RandomNormal; }
 
@@ -46,14 +44,14 @@ bool same_values(const ir::Node& a, const ir::Node& b) {
 /// Value-carrying nodes equal as common-subexpression elimination compares their values
 /// (passes/common_subexpression_elimination.cpp), inputs aside: the signature holds those.
 uint64_t same_values_hash(const ir::Node& node) {
-  uint64_t hash = mix(static_cast<uint64_t>(node.op), static_cast<uint64_t>(node.dtype));
-  for (int64_t extent : node.shape) hash = mix(hash, static_cast<uint64_t>(extent));
-  hash = mix(hash, std::hash<const void*>{}(node.buffer.get()));
+  uint64_t hash = hash_mix(static_cast<uint64_t>(node.op), static_cast<uint64_t>(node.dtype));
+  for (int64_t extent : node.shape) hash = hash_mix(hash, static_cast<uint64_t>(extent));
+  hash = hash_mix(hash, std::hash<const void*>{}(node.buffer.get()));
   for (const ir::ScalarParam& param : node.params) {
-    hash = mix(hash, std::bit_cast<uint64_t>(param.floating));
+    hash = hash_mix(hash, std::bit_cast<uint64_t>(param.floating));
   }
-  hash = mix(hash, node.seed);
-  for (int64_t start : node.starts) hash = mix(hash, static_cast<uint64_t>(start));
+  hash = hash_mix(hash, node.seed);
+  for (int64_t start : node.starts) hash = hash_mix(hash, static_cast<uint64_t>(start));
   return hash;
 }
 
@@ -140,7 +138,7 @@ std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::Wiring& wiri
 
 uint64_t hash_of(const std::vector<int64_t>& signature) {
   uint64_t hash = signature.size();
-  for (int64_t value : signature) hash = mix(hash, static_cast<uint64_t>(value));
+  for (int64_t value : signature) hash = hash_mix(hash, static_cast<uint64_t>(value));
   return hash;
 }
 
