@@ -10,8 +10,8 @@ set(lazuli_reference_builds_on ir)
 set(lazuli_plan_builds_on ir)
 set(lazuli_passes_builds_on plan reference support)
 set(lazuli_codegen_builds_on plan reference support)
-set(lazuli_runtime_builds_on codegen passes)
-set(lazuli_frontend_builds_on runtime)
+set(lazuli_runtime_builds_on codegen)
+set(lazuli_frontend_builds_on runtime passes)
 set(lazuli_dist_builds_on frontend)
 # Layers that link what not every user wants (dist: MPI) make libraries of their own,
 # lazuli::<layer>, instead of joining lazuli::lazuli.

@@ -371,7 +371,7 @@ std::vector<runtime::Outcome> compute(Launch& launch) {
   span.arg("number", static_cast<int64_t>(launch.record.number));
   span.flow_in(launch.flow);
   try {
-    return runtime::execute_each(launch.context, launch.options);
+    return runtime::execute_each(launch.context.graph, launch.context.fusion.get(), launch.options);
   } catch (...) {
     return std::vector<runtime::Outcome>(launch.promises.size(),
                                          {nullptr, std::current_exception()});

@@ -439,12 +439,10 @@ std::exception_ptr attributed_to(const plan::Kernel& kernel, std::exception_ptr 
 
 }  // namespace
 
-std::vector<Outcome> execute_each(const passes::PassContext& context,
+std::vector<Outcome> execute_each(const ir::Graph& graph, const plan::FusionPlan* fusion,
                                   const ExecutionOptions& options) {
-  const ir::Graph& graph = context.graph;
-  const plan::FusionPlan unfused = context.fusion ? plan::FusionPlan{} : one_kernel_per_node(graph);
-  const std::vector<plan::Kernel>& kernels =
-      context.fusion ? context.fusion->kernels : unfused.kernels;
+  const plan::FusionPlan unfused = fusion ? plan::FusionPlan{} : one_kernel_per_node(graph);
+  const std::vector<plan::Kernel>& kernels = fusion ? fusion->kernels : unfused.kernels;
 
   // Values written out by kernels, freed once the last kernel reading them has run (graph
   // outputs are read once more at the end, so they stay), and the values that failed.
@@ -553,10 +551,10 @@ std::vector<Outcome> execute_each(const passes::PassContext& context,
   return outcomes;
 }
 
-std::vector<BufferPtr> execute(const passes::PassContext& context,
+std::vector<BufferPtr> execute(const ir::Graph& graph, const plan::FusionPlan* fusion,
                                const ExecutionOptions& options) {
   std::vector<BufferPtr> buffers;
-  for (Outcome& outcome : execute_each(context, options)) {
+  for (Outcome& outcome : execute_each(graph, fusion, options)) {
     if (outcome.error) std::rethrow_exception(outcome.error);
     buffers.push_back(std::move(outcome.buffer));
   }

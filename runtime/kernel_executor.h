@@ -8,10 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "ir/graph.h"
 #include "lazuli/device.h"
 #include "lazuli/log_level.h"
 #include "memory/buffer.h"
-#include "passes/pass.h"
+#include "plan/fusion_plan.h"
 
 namespace lz::runtime {
 
@@ -30,16 +31,17 @@ struct Outcome {
   std::exception_ptr error;  // an lz::Error naming the op and the line that recorded it
 };
 
-/// Computes the outputs of `context.graph`: kernel by kernel when fusion ran (in the schedule's
-/// order when there is one), else node by node. Data leaves whose buffers are promised wait for
-/// them. A kernel that fails (running out of memory, a failed input) fails only the outputs
-/// that depend on it; the others are computed. Returns one outcome per graph output, in order.
-/// Counts kernels_launched in lz::stats().
-std::vector<Outcome> execute_each(const passes::PassContext& context,
+/// Computes the outputs of `graph`: kernel by kernel in the order of `fusion` (the plan fusion
+/// made, which puts each kernel after those it reads), or node by node when `fusion` is null. Data
+/// leaves whose buffers are promised wait for them. A kernel that fails (running out of memory, a
+/// failed input) fails only the outputs that depend on it; the others are computed. Returns one
+/// outcome per graph output, in order. Counts kernels_launched in lz::stats().
+std::vector<Outcome> execute_each(const ir::Graph& graph, const plan::FusionPlan* fusion,
                                   const ExecutionOptions& options = {});
 
 /// execute_each's buffers; throws the first failure instead.
-std::vector<std::shared_ptr<memory::Buffer>> execute(const passes::PassContext& context,
+std::vector<std::shared_ptr<memory::Buffer>> execute(const ir::Graph& graph,
+                                                     const plan::FusionPlan* fusion,
                                                      const ExecutionOptions& options = {});
 
 }  // namespace lz::runtime

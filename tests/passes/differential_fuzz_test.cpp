@@ -123,7 +123,7 @@ std::string run_and_compare(const ir::Graph& graph,
                             const runtime::ExecutionOptions& execution = {}) {
   try {
     const std::vector<std::shared_ptr<memory::Buffer>> optimized =
-        runtime::execute(context, execution);
+        runtime::execute(context.graph, context.fusion.get(), execution);
     if (optimized.size() != graph.outputs.size()) {
       return "execute returned " + std::to_string(optimized.size()) + " buffers for " +
              std::to_string(graph.outputs.size()) + " outputs";

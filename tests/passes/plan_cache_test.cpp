@@ -60,7 +60,8 @@ class PlanCacheTest : public ::testing::Test {
 
   /// Runs `context`, prepared for `graph`, and checks every output against the interpreter.
   static void expect_interpreters_results(const ir::Graph& graph, const PassContext& context) {
-    const std::vector<std::shared_ptr<memory::Buffer>> optimized = runtime::execute(context);
+    const std::vector<std::shared_ptr<memory::Buffer>> optimized =
+        runtime::execute(context.graph, context.fusion.get());
     std::vector<bool> keep(graph.nodes.size(), false);
     const auto position = graph.index();
     for (const ir::NodePtr& output : graph.outputs) keep[position.at(output.get())] = true;

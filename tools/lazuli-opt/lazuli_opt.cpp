@@ -187,7 +187,8 @@ bool run_and_compare(const ir::Graph& original, const passes::PassContext& conte
   for (const ir::NodePtr& output : original.outputs) keep[position.at(output.get())] = true;
   const std::vector<std::shared_ptr<memory::Buffer>> reference =
       reference::interpret(original, keep);
-  const std::vector<std::shared_ptr<memory::Buffer>> optimized = runtime::execute(context);
+  const std::vector<std::shared_ptr<memory::Buffer>> optimized =
+      runtime::execute(context.graph, context.fusion.get());
   if (optimized.size() != original.outputs.size()) {
     std::cout << "run: MISMATCH: the optimized run returned " << optimized.size()
               << " outputs for the graph's " << original.outputs.size() << " (seed " << seed
