@@ -11,7 +11,7 @@
 #include "lazuli/stats.h"
 #include "memory/buffer.h"
 
-namespace lz::runtime {
+namespace lz::memory {
 namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
@@ -262,4 +262,4 @@ TEST_F(BufferCacheTest, ConcurrentAllocationAndDestructionKeepBuffersPrivate) {
 }
 
 }  // namespace
-}  // namespace lz::runtime
+}  // namespace lz::memory

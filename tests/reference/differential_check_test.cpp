@@ -15,7 +15,7 @@
 #include "memory/buffer.h"
 #include "reference/counter_rng.h"
 
-namespace lz::runtime {
+namespace lz::reference {
 namespace {
 
 /// A graph of data leaves without buffers, one per (dtype, shape).
@@ -174,4 +174,4 @@ TEST(DifferentialCheckTest, MissingOrMismatchedBufferDiffers) {
 }
 
 }  // namespace
-}  // namespace lz::runtime
+}  // namespace lz::reference

@@ -20,7 +20,7 @@
 #include "memory/buffer.h"
 #include "reference/counter_rng.h"
 
-namespace lz::runtime {
+namespace lz::reference {
 namespace {
 
 using ir::Node;
@@ -678,4 +678,4 @@ TEST(InterpreterTest, InterpretNodeRejectsABufferOfTheWrongSize) {
 }
 
 }  // namespace
-}  // namespace lz::runtime
+}  // namespace lz::reference
