@@ -1,6 +1,7 @@
 // Batched matrix product: a [..., m, k] @ b [..., k, n], batch dimensions broadcast.
 #include <algorithm>
 
+#include "ir/matmul_shape.h"
 #include "reference/interpreter_internal.h"
 
 namespace lz::reference::detail {
@@ -47,14 +48,9 @@ std::vector<int64_t> matmul_batch_strides(const Shape& shape, const Shape& batch
 
 void interpret_matmul(const ir::Node& node, const memory::Buffer& a, const memory::Buffer& b,
                       memory::Buffer& out) {
-  const Shape& a_shape = node.inputs[0]->shape;
-  const Shape& b_shape = node.inputs[1]->shape;
-  const int64_t m = a_shape[a_shape.size() - 2];
-  const int64_t k = a_shape[a_shape.size() - 1];
-  const int64_t n = b_shape[b_shape.size() - 1];
-  const Shape batch(node.shape.begin(), node.shape.end() - 2);
-  const std::vector<int64_t> a_strides = matmul_batch_strides(a_shape, batch);
-  const std::vector<int64_t> b_strides = matmul_batch_strides(b_shape, batch);
+  const auto [m, k, n, batch] = ir::MatmulShape::of(node);
+  const std::vector<int64_t> a_strides = matmul_batch_strides(node.inputs[0]->shape, batch);
+  const std::vector<int64_t> b_strides = matmul_batch_strides(node.inputs[1]->shape, batch);
   visit_dtype(node.dtype, [&]<class T>(std::type_identity<T>) {
     if constexpr (std::is_same_v<T, bool>) {
       fail_unsupported_dtype(node, node.dtype);

@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "ir/matmul_shape.h"
 #include "reference/interpreter_internal.h"
 #include "runtime/narrow_gemm.h"
 #include "runtime/onednn_gemm.h"
@@ -182,12 +183,9 @@ void multiply(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
               const memory::Buffer& b, bool b_transposed, T* out, const RowEpilogue* epilogue) {
   const Shape& a_shape = node.inputs[0]->shape;
   const Shape& b_shape = node.inputs[1]->shape;
-  const int64_t m = a_shape[a_shape.size() - 2];
-  const int64_t k = a_shape[a_shape.size() - 1];
-  const int64_t n = b_shape[b_shape.size() - 1];
+  const auto [m, k, n, batch] = ir::MatmulShape::of(node);
   const T* a_data = a.data_as<T>();
   const T* b_data = b.data_as<T>();
-  const Shape batch(node.shape.begin(), node.shape.end() - 2);
   const int64_t batch_count = shape_size(batch);
   const int64_t a_batch_count = shape_size(Shape(a_shape.begin(), a_shape.end() - 2));
   const int64_t b_batch_count = shape_size(Shape(b_shape.begin(), b_shape.end() - 2));

@@ -6,6 +6,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ir/matmul_shape.h"
 #include "ir/printer.h"
 #include "lazuli/error.h"
 #include "reference/interpreter_internal.h"
@@ -119,15 +120,12 @@ void gemm(const CublasApi& api, CublasHandle handle, const ir::Node& node, Cubla
 template <class T>
 void multiply(const CublasApi& api, CublasHandle handle, const ir::Node& node, CublasOperand a,
               CublasOperand b, uint64_t out) {
-  const Shape& a_shape = node.inputs[0]->shape;
-  const Shape& b_shape = node.inputs[1]->shape;
-  const int64_t m = a_shape[a_shape.size() - 2];
-  const int64_t k = a_shape[a_shape.size() - 1];
-  const int64_t n = b_shape[b_shape.size() - 1];
-  const Shape batch(node.shape.begin(), node.shape.end() - 2);
+  const auto [m, k, n, batch] = ir::MatmulShape::of(node);
   const auto element = static_cast<int64_t>(sizeof(T));
-  const std::vector<int64_t> a_strides = reference::detail::matmul_batch_strides(a_shape, batch);
-  const std::vector<int64_t> b_strides = reference::detail::matmul_batch_strides(b_shape, batch);
+  const std::vector<int64_t> a_strides =
+      reference::detail::matmul_batch_strides(node.inputs[0]->shape, batch);
+  const std::vector<int64_t> b_strides =
+      reference::detail::matmul_batch_strides(node.inputs[1]->shape, batch);
   reference::detail::walk_strided<2>(
       batch, {a_strides.data(), b_strides.data()}, {0, 0},
       [&](int64_t batch_index, const std::array<int64_t, 2>& offset) {
@@ -156,11 +154,7 @@ void cublas_matmul(CudaDevice& device, int stream, const ir::Node& node, CublasO
   std::string why;
   const CublasApi* api = cublas(&why);
   if (api == nullptr) throw ir::recorded_error(node, "cuBLAS is not available: " + why);
-  const Shape& a_shape = node.inputs[0]->shape;
-  const Shape& b_shape = node.inputs[1]->shape;
-  const int64_t m = a_shape[a_shape.size() - 2];
-  const int64_t k = a_shape[a_shape.size() - 1];
-  const int64_t n = b_shape[b_shape.size() - 1];
+  const auto [m, k, n, batch] = ir::MatmulShape::of(node);
   constexpr int64_t kMax = std::numeric_limits<int>::max();
   if (m > kMax || k > kMax || n > kMax) {
     throw ir::recorded_error(node, "a dimension of " + ir::type_text(node.dtype, node.shape) +
