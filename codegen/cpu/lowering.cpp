@@ -42,7 +42,6 @@ bool is_index_reduction(const Node& reduction) {
   return reduction.op == Op::Argmax || reduction.op == Op::Argmin;
 }
 
-/// The registers of one reduction's running state.
 /// Where a reduction's running result lives: pointers to a local, or to one slot of a tile's
 /// array of them.
 struct Accumulator {
