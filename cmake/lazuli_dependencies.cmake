@@ -30,7 +30,7 @@ function(lazuli_import_dependencies with_llvm with_blas with_onednn)
   endif()
   if(with_onednn AND NOT TARGET lazuli::onednn)
     find_library(LAZULI_ONEDNN_LIBRARY NAMES dnnl)
-    # oneDNN sizes its work by OpenMP's thread count, which lazuli sets (runtime/onednn_gemm.cpp).
+    # oneDNN sizes its work by OpenMP's thread count, which lazuli sets (runtime/cpu/onednn_gemm.cpp).
     find_library(LAZULI_OPENMP_LIBRARY NAMES gomp libgomp.so.1)
     if(NOT LAZULI_ONEDNN_LIBRARY OR NOT LAZULI_OPENMP_LIBRARY)
       message(FATAL_ERROR "oneDNN not found: install libdnnl-dev, or configure lazuli with "

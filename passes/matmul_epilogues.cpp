@@ -81,7 +81,7 @@ void attach_matmul_epilogues(plan::FusionPlan& plan) {
     plan::Kernel& matmul = plan.kernels[m];
     if (!plan::is_matmul_kernel(matmul)) continue;
     const ir::Node& product = *matmul.nodes.back();
-    // The dtypes BLAS multiplies (runtime/blas_matmul.h).
+    // The dtypes BLAS multiplies (runtime/cpu/blas_matmul.h).
     if (product.dtype != float32 && product.dtype != float64) continue;
     for (size_t e = m + 1; e < plan.kernels.size(); ++e) {
       const plan::Kernel& candidate = plan.kernels[e];

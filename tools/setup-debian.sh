@@ -16,8 +16,8 @@ packages=(
   llvm-14-tools    # FileCheck, for the IR tests of the passes
   ccache           # faster rebuilds
   libeigen3-dev    # Eigen: a reference column of benchmarks/lazuli_bench (optional there)
-  libopenblas-dev  # OpenBLAS: lazuli's float matmul (runtime/blas_matmul.cpp)
-  libdnnl-dev      # oneDNN: lazuli's large float32 matmul (runtime/onednn_gemm.cpp)
+  libopenblas-dev  # OpenBLAS: lazuli's float matmul (runtime/cpu/blas_matmul.cpp)
+  libdnnl-dev      # oneDNN: lazuli's large float32 matmul (runtime/cpu/onednn_gemm.cpp)
   libopenmpi-dev   # Open MPI: lz::dist's process group (dist/, the library lazuli::dist)
   openmpi-bin      # mpirun, which runs tests/dist with 2 and 3 ranks
   python3-dev      # the Python package (python/): headers to build its extension

@@ -1,6 +1,6 @@
 // blas_matmul against the reference interpreter: every shape the IR's matmul accepts (batched,
 // broadcast batches, empty dimensions, vectors as 1 x K and K x 1 matrices) in float32 and float64.
-#include "runtime/blas_matmul.h"
+#include "runtime/cpu/blas_matmul.h"
 
 #include <gtest/gtest.h>
 
@@ -25,7 +25,8 @@
 #include "reference/interpreter.h"
 #include "runtime/thread_pool.h"
 
-// Declared by OpenBLAS's cblas.h, which the test does not include (see runtime/blas_matmul.cpp).
+// Declared by OpenBLAS's cblas.h, which the test does not include (see
+// runtime/cpu/blas_matmul.cpp).
 extern "C" int openblas_get_num_threads(void);
 
 namespace lz::runtime {
@@ -211,7 +212,7 @@ const std::vector<MatMulShapes> kShapes = {
     {{1, 9}, {9, 6}},                 // one row
     {{6, 9}, {9, 1}},                 // one column
     {{257, 129}, {129, 65}},          // larger than a BLAS block, nothing a power of two
-    {{301, 203}, {203, 97}},          // large enough for oneDNN (runtime/onednn_gemm.h)
+    {{301, 203}, {203, 97}},          // large enough for oneDNN (runtime/cpu/onednn_gemm.h)
     {{2, 150, 203}, {203, 97}},       // the same, batched and folded into one product
     {{1000, 3}, {3, 2}},              // tall and skinny
     {{2, 1000}, {1000, 3}},           // long contraction

@@ -1,8 +1,8 @@
-// lazuli's kernel for narrow float32 products (runtime/narrow_gemm.h) against sums in double, for
-// each instruction set the processor has: every column count up to 32 (whole vectors, parts of
+// lazuli's kernel for narrow float32 products (runtime/cpu/narrow_gemm.h) against sums in double,
+// for each instruction set the processor has: every column count up to 32 (whole vectors, parts of
 // one, more than one), row counts around the rows computed at a time, strided operands and
 // output, and nothing written beyond the output's columns.
-#include "runtime/narrow_gemm.h"
+#include "runtime/cpu/narrow_gemm.h"
 
 #include <gtest/gtest.h>
 

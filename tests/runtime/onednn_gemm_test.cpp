@@ -1,7 +1,7 @@
 // onednn_sgemm against products summed in double: each operand stored either way round, b packed
 // or read as stored, blocks of a larger product (rows `out_leading` apart), several threads running
 // one layout at once, each product reading its own b, and which products onednn_takes.
-#include "runtime/onednn_gemm.h"
+#include "runtime/cpu/onednn_gemm.h"
 
 #include <gtest/gtest.h>
 
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-// libgomp's, which oneDNN runs on (runtime/onednn_gemm.cpp).
+// libgomp's, which oneDNN runs on (runtime/cpu/onednn_gemm.cpp).
 extern "C" void omp_set_num_threads(int num_threads);
 extern "C" int omp_get_max_threads(void);
 

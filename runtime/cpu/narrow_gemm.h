@@ -9,7 +9,7 @@
 
 #include <cstdint>
 
-#include "runtime/gemm_operand.h"
+#include "runtime/cpu/gemm_operand.h"
 
 namespace lz::runtime {
 

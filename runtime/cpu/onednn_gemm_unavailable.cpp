@@ -1,6 +1,6 @@
 // The products of a lazuli built without oneDNN (LAZULI_WITH_ONEDNN=OFF): every one is left to
 // OpenBLAS.
-#include "runtime/onednn_gemm.h"
+#include "runtime/cpu/onednn_gemm.h"
 
 namespace lz::runtime {
 

@@ -1,4 +1,4 @@
-// How a matrix product's kernels read an operand (runtime/blas_matmul.cpp, onednn_gemm.h,
+// How a matrix product's kernels read an operand (runtime/cpu/blas_matmul.cpp, onednn_gemm.h,
 // narrow_gemm.h).
 #pragma once
 

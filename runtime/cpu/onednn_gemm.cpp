@@ -1,4 +1,4 @@
-#include "runtime/onednn_gemm.h"
+#include "runtime/cpu/onednn_gemm.h"
 
 #include <dnnl.hpp>
 

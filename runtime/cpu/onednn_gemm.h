@@ -1,5 +1,5 @@
 // Large float32 matrix products through oneDNN's matmul primitive, one single-threaded call per
-// block of the product (runtime/blas_matmul.cpp splits a product across lazuli's thread pool).
+// block of the product (runtime/cpu/blas_matmul.cpp splits a product across lazuli's thread pool).
 //
 // Why oneDNN beside OpenBLAS: measured on the fusion and training suites' products (2 threads,
 // AVX-512; `lazuli-bench --suite gemm` against a build with LAZULI_WITH_ONEDNN=OFF), oneDNN's
@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "runtime/gemm_operand.h"
+#include "runtime/cpu/gemm_operand.h"
 
 namespace lz::runtime {
 

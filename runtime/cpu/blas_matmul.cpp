@@ -1,4 +1,4 @@
-#include "runtime/blas_matmul.h"
+#include "runtime/cpu/blas_matmul.h"
 
 #include <cblas.h>
 #include <unistd.h>
@@ -12,8 +12,8 @@
 
 #include "ir/matmul_shape.h"
 #include "reference/interpreter_internal.h"
-#include "runtime/narrow_gemm.h"
-#include "runtime/onednn_gemm.h"
+#include "runtime/cpu/narrow_gemm.h"
+#include "runtime/cpu/onednn_gemm.h"
 #include "runtime/thread_pool.h"
 
 // OpenBLAS's own cblas.h declares this, but on Debian <cblas.h> is an alternative that may be

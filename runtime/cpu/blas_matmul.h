@@ -1,6 +1,6 @@
 // Matrix products of float32 and float64 tensors through OpenBLAS's gemm, oneDNN's matmul for
-// large float32 products (runtime/onednn_gemm.h says which and why), or lazuli's own kernel for
-// float32 products of at most 32 columns (runtime/narrow_gemm.h).
+// large float32 products (runtime/cpu/onednn_gemm.h says which and why), or lazuli's own kernel for
+// float32 products of at most 32 columns (runtime/cpu/narrow_gemm.h).
 //
 // Why BLAS: a matmul is the one op whose speed depends on blocking for the caches and registers
 // (packing panels of both operands, a micro-kernel per instruction set) rather than on fusion.

@@ -1,4 +1,4 @@
-#include "runtime/narrow_gemm.h"
+#include "runtime/cpu/narrow_gemm.h"
 
 #include <algorithm>
 #include <vector>

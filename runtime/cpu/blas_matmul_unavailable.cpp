@@ -1,6 +1,6 @@
 // The matmul of a lazuli built without OpenBLAS (LAZULI_WITH_BLAS=OFF): every matmul is left to
 // the interpreter.
-#include "runtime/blas_matmul.h"
+#include "runtime/cpu/blas_matmul.h"
 
 namespace lz::runtime {
 
