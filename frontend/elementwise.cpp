@@ -131,21 +131,14 @@ Tensor operator>=(ScalarOperand a, Traced b) {
   return binary(Op::GreaterEqual, a, b.tensor, b.where);
 }
 
-Tensor exp(const Tensor& x, std::source_location loc) { return floating_unary(Op::Exp, x, loc); }
-Tensor log(const Tensor& x, std::source_location loc) { return floating_unary(Op::Log, x, loc); }
-Tensor sqrt(const Tensor& x, std::source_location loc) { return floating_unary(Op::Sqrt, x, loc); }
-Tensor rsqrt(const Tensor& x, std::source_location loc) {
-  return floating_unary(Op::Rsqrt, x, loc);
-}
-Tensor sin(const Tensor& x, std::source_location loc) { return floating_unary(Op::Sin, x, loc); }
-Tensor cos(const Tensor& x, std::source_location loc) { return floating_unary(Op::Cos, x, loc); }
-Tensor tanh(const Tensor& x, std::source_location loc) { return floating_unary(Op::Tanh, x, loc); }
-Tensor sigmoid(const Tensor& x, std::source_location loc) {
-  return floating_unary(Op::Sigmoid, x, loc);
-}
-Tensor relu(const Tensor& x, std::source_location loc) { return unary(Op::Relu, x, loc); }
-Tensor abs(const Tensor& x, std::source_location loc) { return unary(Op::Abs, x, loc); }
-Tensor square(const Tensor& x, std::source_location loc) { return unary(Op::Square, x, loc); }
+// The public unary functions, one per LZ_UNARY_FUNCTION_OP row of op_table.def: lz::exp(x)
+// records Op::Exp, computing integers and bools in float32 where the row's dtypes are Floating.
+#define LZ_UNARY_FUNCTION_OP(Enum, name, dtypes, ...)                                          \
+  Tensor name(const Tensor& x, std::source_location loc) {                                     \
+    return ir::DTypeRule::dtypes == ir::DTypeRule::Floating ? floating_unary(Op::Enum, x, loc) \
+                                                            : unary(Op::Enum, x, loc);         \
+  }
+#include "lazuli/op_table.def"
 
 Tensor pow(const Tensor& base, const Operand& exponent, std::source_location loc) try {
   // As in numpy and PyTorch: an integer power with a negative exponent has no integer result.

@@ -121,22 +121,9 @@ bool is_flat(const Kernel& kernel) {
 }
 
 bool is_memory_bound(const Kernel& kernel) {
-  for (const ir::NodePtr& node : kernel.nodes) {
-    switch (node->op) {
-      case ir::Op::Exp:
-      case ir::Op::Log:
-      case ir::Op::Sin:
-      case ir::Op::Cos:
-      case ir::Op::Tanh:
-      case ir::Op::Sigmoid:
-      case ir::Op::Pow:
-      case ir::Op::RandomUniform:
-      case ir::Op::RandomNormal: return false;
-      default:
-        if (ir::op_info(node->op).kind == ir::OpKind::Reduction) return false;
-    }
-  }
-  return true;
+  return std::all_of(kernel.nodes.begin(), kernel.nodes.end(), [](const ir::NodePtr& node) {
+    return ir::op_info(node->op).cost == ir::CostClass::MemoryBound;
+  });
 }
 
 Sizes cpu_sizes(const Kernel& kernel) {

@@ -53,8 +53,9 @@ Sizes exact_sizes(const Kernel& kernel);
 /// of its nodes, in order of first appearance: the runtime extents of a Sizes::Runtime kernel.
 std::vector<int64_t> runtime_extents(const Kernel& kernel);
 
-/// Whether `kernel` is elementwise arithmetic without transcendentals or reductions: its speed
-/// is the memory's, whatever the quality of its instructions.
+/// Whether every op of `kernel` is of CostClass::MemoryBound (include/lazuli/op_table.def): no
+/// transcendental math, random draws or reductions, so its speed is the memory's, whatever the
+/// quality of its instructions.
 bool is_memory_bound(const Kernel& kernel);
 
 /// Everything the generated code depends on, exactly: ops, dtypes, attributes (not the runtime

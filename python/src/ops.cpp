@@ -3,6 +3,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <string_view>
+
 #include "bindings.h"
 #include "caller_location.h"
 #include "conversions.h"
@@ -130,19 +132,25 @@ void bind_ops(nb::module_& m) {
   m.def(                                                                             \
       #name, [](nb::handle x) { return lz::name(as_tensor(x), caller_location()); }, \
       nb::arg("x"));
-  LZ_UNARY(exp)
-  LZ_UNARY(log)
-  LZ_UNARY(sqrt)
-  LZ_UNARY(rsqrt)
-  LZ_UNARY(sin)
-  LZ_UNARY(cos)
-  LZ_UNARY(tanh)
-  LZ_UNARY(sigmoid)
-  LZ_UNARY(relu)
-  LZ_UNARY(abs)
-  LZ_UNARY(square)
+  // lazuli.exp, lazuli.log, ...: one per LZ_UNARY_FUNCTION_OP row of the op table.
+#define LZ_UNARY_FUNCTION_OP(Enum, name, ...) LZ_UNARY(name)
+#include "lazuli/op_table.def"
   LZ_UNARY(stop_gradient)
 #undef LZ_UNARY
+  // What the tests check the package against: the op table's unary functions, and numpy's
+  // name of each elementwise op, under which the package binds it.
+  nb::list unary_functions;
+#define LZ_UNARY_FUNCTION_OP(Enum, name, ...) unary_functions.append(#name);
+#include "lazuli/op_table.def"
+  m.attr("_unary_functions") = nb::tuple(unary_functions);
+  nb::dict numpy_names;
+#define LZ_OP(Enum, name, kind, arity, dtypes, cost, gradient, numpy, fuzz)          \
+  if ((std::string_view(#kind) == "Unary" || std::string_view(#kind) == "Binary") && \
+      !std::string_view(numpy).empty()) {                                            \
+    numpy_names[#name] = numpy;                                                      \
+  }
+#include "lazuli/op_table.def"
+  m.attr("_numpy_names") = numpy_names;
   m.def("negative", [](nb::handle x) { return -Traced(as_tensor(x), caller_location()); });
 
   const auto binary = [&](const char* name, auto op) {

@@ -591,13 +591,19 @@ class ApiFuzzer {
   }
 
   void unary() {
-    static const std::vector<std::string> kNames = {"exp",  "log", "sqrt",   "rsqrt",
-                                                    "sin",  "cos", "tanh",   "sigmoid",
-                                                    "relu", "abs", "square", "neg"};
-    const std::string& name = pick(kNames);
+    using Function = Tensor (*)(const Tensor&, std::source_location);
+    // Every public unary function of the op table, and unary minus.
+    static const std::vector<std::pair<std::string, Function>> kFunctions = {
+#define LZ_UNARY_FUNCTION_OP(Enum, name, ...) {#name, &lz::name},
+#include "lazuli/op_table.def"
+        {"neg", [](const Tensor& x, std::source_location) { return -x; }},
+    };
+    const auto& [name, function] = pick(kFunctions);
     const Tensor x = operand();
     Expectation expected = rejected();
     if (x.defined()) {
+      // As in PyTorch: these keep an integer dtype (and refuse bool); the rest compute integers
+      // and bools in float32.
       const bool keeps_dtype = name == "relu" || name == "abs" || name == "square" || name == "neg";
       if (!keeps_dtype) {
         expected = accepted(is_floating(x.dtype()) ? x.dtype() : float32, x.shape());
@@ -605,20 +611,8 @@ class ApiFuzzer {
         expected = accepted(x.dtype(), x.shape());
       }
     }
-    perform(name, name + "(" + type_string(x) + ")", expected, [&]() -> Tensor {
-      if (name == "exp") return exp(x);
-      if (name == "log") return log(x);
-      if (name == "sqrt") return sqrt(x);
-      if (name == "rsqrt") return rsqrt(x);
-      if (name == "sin") return sin(x);
-      if (name == "cos") return cos(x);
-      if (name == "tanh") return tanh(x);
-      if (name == "sigmoid") return sigmoid(x);
-      if (name == "relu") return relu(x);
-      if (name == "abs") return abs(x);
-      if (name == "square") return square(x);
-      return -x;
-    });
+    perform(name, name + "(" + type_string(x) + ")", expected,
+            [&]() -> Tensor { return function(x, std::source_location::current()); });
   }
 
   /// where(cond, a, b) with tensors or numbers as values.

@@ -3,6 +3,8 @@
 // (tests/codegen/cuda_codegen_test.cpp).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -279,7 +281,9 @@ class GraphGenerator {
       for (int i = 0; i < ir::kOpCount; ++i) {
         const Op op = static_cast<Op>(i);
         const ir::OpKind kind = ir::op_info(op).kind;
-        if (kind != ir::OpKind::Leaf && kind != ir::OpKind::Collective) ops.push_back(op);
+        if (kind != ir::OpKind::Leaf && ir::op_info(op).fuzz != ir::FuzzDomain::Excluded) {
+          ops.push_back(op);
+        }
       }
       return ops;
     }();
@@ -296,45 +300,49 @@ class GraphGenerator {
     }
   }
 
+  /// An operand from the op's fuzz domain (include/lazuli/op_table.def).
+  NodePtr operand_for(Op op) {
+    switch (ir::op_info(op).fuzz) {
+      case ir::FuzzDomain::Any: return pick_any();
+      case ir::FuzzDomain::NonBool: return pick_dtype([](DType d) { return d != bool_; });
+      case ir::FuzzDomain::Floating: return pick_dtype(is_floating);
+      case ir::FuzzDomain::FloatingSmall: return squash(pick_dtype(is_floating), 8);
+      case ir::FuzzDomain::FloatingAtLeastOne: return at_least_one(pick_dtype(is_floating));
+      case ir::FuzzDomain::Structured:
+      case ir::FuzzDomain::Excluded: break;
+    }
+    ADD_FAILURE() << ir::op_name(op) << " has no fuzz domain of single operands";
+    return pick_any();
+  }
+
   void grow_unary(Op op) {
-    if (op == Op::Astype) {
-      NodePtr x = squash(pick_any(), kModerate);
-      const DType target = random_dtype();
-      const double b = bound(x);
-      add(make_node(op, {x}, [&](ir::Node& n) { n.dtype = target; }), b);
-      return;
-    }
-    if (op == Op::Neg || op == Op::Abs || op == Op::Relu || op == Op::Square) {
-      NodePtr x = pick_dtype([](DType d) { return d != bool_; });
-      if (op == Op::Square) x = squash(x, 100);
-      const double b = bound(x);
-      unary(op, x, op == Op::Square ? b * b : b);
-      return;
-    }
-    NodePtr x = pick_dtype(is_floating);
-    switch (op) {
-      case Op::Exp: x = squash(x, 8); return void(unary(op, x, std::exp(bound(x))));
-      case Op::Sin:
-      case Op::Cos: x = squash(x, 8); return void(unary(op, x, 1.0));
-      case Op::Tanh:
-      case Op::Sigmoid: return void(unary(op, x, 1.0));
-      case Op::Log: x = at_least_one(x); return void(unary(op, x, std::log(bound(x))));
-      case Op::Sqrt: x = at_least_one(x); return void(unary(op, x, std::sqrt(bound(x))));
-      case Op::Rsqrt: x = at_least_one(x); return void(unary(op, x, 1.0));
-      default: return;
+    NodePtr x = operand_for(op);
+    using ir::UnaryOp;
+    switch (*ir::as_unary(op)) {  // the result's bound
+      case UnaryOp::Astype: {
+        x = squash(x, kModerate);
+        const DType target = random_dtype();
+        const double b = bound(x);
+        add(make_node(op, {x}, [&](ir::Node& n) { n.dtype = target; }), b);
+        return;
+      }
+      case UnaryOp::Neg:
+      case UnaryOp::Abs:
+      case UnaryOp::Relu: return void(unary(op, x, bound(x)));
+      case UnaryOp::Square: x = squash(x, 100); return void(unary(op, x, bound(x) * bound(x)));
+      case UnaryOp::Exp: return void(unary(op, x, std::exp(bound(x))));
+      case UnaryOp::Sin:
+      case UnaryOp::Cos:
+      case UnaryOp::Tanh:
+      case UnaryOp::Sigmoid:
+      case UnaryOp::Rsqrt: return void(unary(op, x, 1.0));
+      case UnaryOp::Log: return void(unary(op, x, std::log(bound(x))));
+      case UnaryOp::Sqrt: return void(unary(op, x, std::sqrt(bound(x))));
     }
   }
 
   void grow_binary(Op op) {
-    const bool arithmetic = op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Pow;
-    NodePtr a;
-    if (op == Op::Div) {
-      a = pick_dtype(is_floating);
-    } else if (arithmetic) {
-      a = pick_dtype([](DType d) { return d != bool_; });
-    } else {
-      a = pick_any();
-    }
+    NodePtr a = operand_for(op);
     a = squash(a, kModerate);
     NodePtr b = squash(partner(a), kModerate);
     const bool guarded_denominator = op == Op::Div && chance(0.8);
@@ -354,13 +362,21 @@ class GraphGenerator {
     const double ba = bound(a);
     const double bb = bound(b);
     double result = std::max(ba, bb);
-    switch (op) {
-      case Op::Add:
-      case Op::Sub: result = ba + bb; break;
-      case Op::Mul: result = ba * bb; break;
-      case Op::Div: result = guarded_denominator ? ba : kInfinity; break;
-      case Op::Pow: result = std::pow(std::max(ba, 1.0), std::max(bb, 1.0)); break;
-      default: break;
+    using ir::BinaryOp;
+    switch (*ir::as_binary(op)) {  // the result's bound
+      case BinaryOp::Add:
+      case BinaryOp::Sub: result = ba + bb; break;
+      case BinaryOp::Mul: result = ba * bb; break;
+      case BinaryOp::Div: result = guarded_denominator ? ba : kInfinity; break;
+      case BinaryOp::Pow: result = std::pow(std::max(ba, 1.0), std::max(bb, 1.0)); break;
+      case BinaryOp::Maximum:
+      case BinaryOp::Minimum: break;  // the larger operand's bound
+      case BinaryOp::Equal:
+      case BinaryOp::NotEqual:
+      case BinaryOp::Less:
+      case BinaryOp::LessEqual:
+      case BinaryOp::Greater:
+      case BinaryOp::GreaterEqual: break;  // a bool result, within the larger bound
     }
     binary(op, a, b, result);
   }

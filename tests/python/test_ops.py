@@ -52,6 +52,17 @@ def test_unary_matches_numpy(name, dtype, rng):
                  **tolerance)
 
 
+def test_every_unary_function_of_the_op_table_has_a_numpy_reference():
+    missing = [name for name in lz._unary_functions if name not in UNARY]
+    assert not missing, f"add them to UNARY: {missing}"
+
+
+def test_every_elementwise_op_is_bound_under_its_numpy_name():
+    assert "add" in lz._numpy_names and lz._numpy_names["sub"] == "subtract"
+    unbound = {op: name for op, name in lz._numpy_names.items() if not hasattr(lz, name)}
+    assert not unbound, f"ops whose numpy name the package lacks: {unbound}"
+
+
 def test_unary_math_of_integers_computes_in_float32():
     x = np.array([0, 1, 2, 3], dtype=np.int32)
     assert_close(lz.exp(x), np.exp(x.astype(np.float32)), dtype=lz.float32, **F32)
