@@ -10,7 +10,9 @@
 namespace lz::frontend {
 namespace {
 
+using ir::BinaryOp;
 using ir::Op;
+using ir::UnaryOp;
 
 /// One application of a rule: the forward node, its result and the cotangent, and the helpers
 /// that record at the forward op's line.
@@ -78,31 +80,34 @@ std::vector<Tensor> Rule::apply(const std::vector<bool>& wanted) {
     case Op::BroadcastTo: return {unbroadcast(g_, input_shape(0))};
     case Op::Slice: return slice();
     case Op::Gather: return gather();
-    default: return concatenate(wanted);
+    case Op::Concatenate: return concatenate(wanted);
+    default: break;  // the other kinds returned above
   }
+  throw Error("[" + std::string(ir::op_name(forward_.op)) + "] has no gradient rule");
 }
 
 std::vector<Tensor> Rule::unary(const std::vector<bool>& wanted) {
   if (!wanted[0]) return {Tensor()};
   const Tensor x = input(0);
   const Tensor& y = result_;
-  switch (forward_.op) {
-    case Op::Neg: return {neg(g_)};
-    case Op::Exp: return {mul(g_, y)};
-    case Op::Log: return {div(g_, x)};
-    case Op::Sqrt: return {div(mul(g_, 0.5), y)};
-    case Op::Rsqrt: return {mul(mul(g_, -0.5), mul(square(y, loc_), y))};  // -x^(-3/2) / 2
-    case Op::Sin: return {mul(g_, cos(x, loc_))};
-    case Op::Cos: return {neg(mul(g_, sin(x, loc_)))};
-    case Op::Tanh: return {mul(g_, ScalarOperand(1) - Traced(square(y, loc_), loc_))};
-    case Op::Sigmoid: return {mul(mul(g_, y), ScalarOperand(1) - Traced(y, loc_))};
+  switch (*ir::as_unary(forward_.op)) {
+    case UnaryOp::Neg: return {neg(g_)};
+    case UnaryOp::Exp: return {mul(g_, y)};
+    case UnaryOp::Log: return {div(g_, x)};
+    case UnaryOp::Sqrt: return {div(mul(g_, 0.5), y)};
+    case UnaryOp::Rsqrt: return {mul(mul(g_, -0.5), mul(square(y, loc_), y))};  // -x^(-3/2) / 2
+    case UnaryOp::Sin: return {mul(g_, cos(x, loc_))};
+    case UnaryOp::Cos: return {neg(mul(g_, sin(x, loc_)))};
+    case UnaryOp::Tanh: return {mul(g_, ScalarOperand(1) - Traced(square(y, loc_), loc_))};
+    case UnaryOp::Sigmoid: return {mul(mul(g_, y), ScalarOperand(1) - Traced(y, loc_))};
     // The gradient at 0 is 0 for relu and abs, as in PyTorch and JAX.
-    case Op::Relu: return {where(Traced(x, loc_) > 0, g_, 0, loc_)};
-    case Op::Abs:
+    case UnaryOp::Relu: return {where(Traced(x, loc_) > 0, g_, 0, loc_)};
+    case UnaryOp::Abs:
       return {where(Traced(x, loc_) > 0, g_, where(Traced(x, loc_) < 0, neg(g_), 0, loc_), loc_)};
-    case Op::Square: return {mul(mul(g_, x), 2)};
-    default: return {cast(g_, forward_.inputs[0]->dtype, loc_)};  // astype from a floating dtype
+    case UnaryOp::Square: return {mul(mul(g_, x), 2)};
+    case UnaryOp::Astype: return {cast(g_, forward_.inputs[0]->dtype, loc_)};  // from floating
   }
+  return {};
 }
 
 std::vector<Tensor> Rule::binary(const std::vector<bool>& wanted) {
@@ -119,24 +124,24 @@ std::vector<Tensor> Rule::binary(const std::vector<bool>& wanted) {
   }
   const Tensor a = input(0);
   const Tensor b = input(1);
-  switch (forward_.op) {
-    case Op::Add:
+  switch (*ir::as_binary(forward_.op)) {
+    case BinaryOp::Add:
       set(0, [&] { return g_; });
       set(1, [&] { return g_; });
       break;
-    case Op::Sub:
+    case BinaryOp::Sub:
       set(0, [&] { return g_; });
       set(1, [&] { return neg(g_); });
       break;
-    case Op::Mul:
+    case BinaryOp::Mul:
       set(0, [&] { return mul(g_, b); });
       set(1, [&] { return mul(g_, a); });
       break;
-    case Op::Div:
+    case BinaryOp::Div:
       set(0, [&] { return div(g_, b); });
       set(1, [&] { return neg(div(mul(g_, y), b)); });
       break;
-    case Op::Pow:
+    case BinaryOp::Pow:
       // As JAX: b * a^(b-1) is taken as 0 where b == 0 (even at a == 0), and log(a) as 0 where
       // a == 0 (its factor a^b is 0 there unless b == 0).
       set(0, [&] {
@@ -145,8 +150,8 @@ std::vector<Tensor> Rule::binary(const std::vector<bool>& wanted) {
       });
       set(1, [&] { return mul(mul(g_, y), log(where(Traced(a, loc_) == 0, 1, a, loc_), loc_)); });
       break;
-    case Op::Maximum:
-    case Op::Minimum: {
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum: {
       // Ties share the cotangent equally, as in PyTorch and JAX.
       const bool maximum = forward_.op == Op::Maximum;
       const Tensor a_wins = maximum ? Traced(a, loc_) > b : Traced(a, loc_) < b;
@@ -157,7 +162,12 @@ std::vector<Tensor> Rule::binary(const std::vector<bool>& wanted) {
       set(1, [&] { return where(b_wins, g_, where(tie, half, 0, loc_), loc_); });
       break;
     }
-    default: break;  // comparisons give bool results, which have no cotangent
+    case BinaryOp::Equal:
+    case BinaryOp::NotEqual:
+    case BinaryOp::Less:
+    case BinaryOp::LessEqual:
+    case BinaryOp::Greater:
+    case BinaryOp::GreaterEqual: break;  // bool results have no cotangent
   }
   return out;
 }

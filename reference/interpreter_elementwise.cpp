@@ -26,34 +26,47 @@ void unary_floating(const ir::Node& node, const T* x, T* out, int64_t size) {
       return static_cast<T>(function(static_cast<double>(value)));
     });
   };
-  switch (node.op) {
-    case ir::Op::Exp: return in_double([](double v) { return std::exp(v); });
-    case ir::Op::Log: return in_double([](double v) { return std::log(v); });
-    case ir::Op::Sqrt: return in_double([](double v) { return std::sqrt(v); });
-    case ir::Op::Rsqrt: return in_double([](double v) { return 1.0 / std::sqrt(v); });
-    case ir::Op::Sin: return in_double([](double v) { return std::sin(v); });
-    case ir::Op::Cos: return in_double([](double v) { return std::cos(v); });
-    case ir::Op::Tanh: return in_double([](double v) { return std::tanh(v); });
-    case ir::Op::Sigmoid: return in_double([](double v) { return 1.0 / (1.0 + std::exp(-v)); });
-    case ir::Op::Neg: return map_elements(x, out, size, [](T v) { return -v; });
-    case ir::Op::Abs: return map_elements(x, out, size, [](T v) { return std::abs(v); });
-    case ir::Op::Square: return map_elements(x, out, size, [](T v) { return v * v; });
-    case ir::Op::Relu:
+  using ir::UnaryOp;
+  switch (*ir::as_unary(node.op)) {
+    case UnaryOp::Exp: return in_double([](double v) { return std::exp(v); });
+    case UnaryOp::Log: return in_double([](double v) { return std::log(v); });
+    case UnaryOp::Sqrt: return in_double([](double v) { return std::sqrt(v); });
+    case UnaryOp::Rsqrt: return in_double([](double v) { return 1.0 / std::sqrt(v); });
+    case UnaryOp::Sin: return in_double([](double v) { return std::sin(v); });
+    case UnaryOp::Cos: return in_double([](double v) { return std::cos(v); });
+    case UnaryOp::Tanh: return in_double([](double v) { return std::tanh(v); });
+    case UnaryOp::Sigmoid: return in_double([](double v) { return 1.0 / (1.0 + std::exp(-v)); });
+    case UnaryOp::Neg: return map_elements(x, out, size, [](T v) { return -v; });
+    case UnaryOp::Abs: return map_elements(x, out, size, [](T v) { return std::abs(v); });
+    case UnaryOp::Square: return map_elements(x, out, size, [](T v) { return v * v; });
+    case UnaryOp::Relu:
       return map_elements(x, out, size, [](T v) { return std::isnan(v) || v > 0 ? v : T{0}; });
-    default: fail_unsupported_dtype(node, node.inputs[0]->dtype);
+    case UnaryOp::Astype: break;  // interpret_unary converts
   }
+  fail_unsupported_dtype(node, node.inputs[0]->dtype);
 }
 
 template <class T>
 void unary_integer(const ir::Node& node, const T* x, T* out, int64_t size) {
-  switch (node.op) {
-    case ir::Op::Neg: return map_elements(x, out, size, [](T v) { return wrapping_sub(T{0}, v); });
-    case ir::Op::Abs:
+  using ir::UnaryOp;
+  switch (*ir::as_unary(node.op)) {
+    case UnaryOp::Neg: return map_elements(x, out, size, [](T v) { return wrapping_sub(T{0}, v); });
+    case UnaryOp::Abs:
       return map_elements(x, out, size, [](T v) { return v < 0 ? wrapping_sub(T{0}, v) : v; });
-    case ir::Op::Square: return map_elements(x, out, size, [](T v) { return wrapping_mul(v, v); });
-    case ir::Op::Relu: return map_elements(x, out, size, [](T v) { return v > 0 ? v : T{0}; });
-    default: fail_unsupported_dtype(node, node.inputs[0]->dtype);
+    case UnaryOp::Square: return map_elements(x, out, size, [](T v) { return wrapping_mul(v, v); });
+    case UnaryOp::Relu: return map_elements(x, out, size, [](T v) { return v > 0 ? v : T{0}; });
+    // Recording computes integers in float32 (DTypeRule::Floating); astype converts.
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Sin:
+    case UnaryOp::Cos:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Astype: break;
   }
+  fail_unsupported_dtype(node, node.inputs[0]->dtype);
 }
 
 void astype(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
@@ -89,35 +102,63 @@ void broadcast_binary(const ir::Node& node, const In* a, const In* b, Out* out, 
 template <class T>
 void arithmetic(const ir::Node& node, const T* a, const T* b, T* out) {
   const auto run = [&](auto function) { broadcast_binary(node, a, b, out, function); };
-  if constexpr (kIsFloating<T>) {
-    // Computed in double, rounded once to T.
-    switch (node.op) {
-      case ir::Op::Add: return run([](T x, T y) { return static_cast<T>(double{x} + double{y}); });
-      case ir::Op::Sub: return run([](T x, T y) { return static_cast<T>(double{x} - double{y}); });
-      case ir::Op::Mul: return run([](T x, T y) { return static_cast<T>(double{x} * double{y}); });
-      case ir::Op::Div: return run([](T x, T y) { return static_cast<T>(double{x} / double{y}); });
-      case ir::Op::Pow:
+  using ir::BinaryOp;
+  switch (*ir::as_binary(node.op)) {
+    case BinaryOp::Add:
+      if constexpr (kIsFloating<T>) {  // computed in double, rounded once to T
+        return run([](T x, T y) { return static_cast<T>(double{x} + double{y}); });
+      } else if constexpr (kIsInteger<T>) {
+        return run(wrapping_add<T>);
+      }
+      break;
+    case BinaryOp::Sub:
+      if constexpr (kIsFloating<T>) {
+        return run([](T x, T y) { return static_cast<T>(double{x} - double{y}); });
+      } else if constexpr (kIsInteger<T>) {
+        return run(wrapping_sub<T>);
+      }
+      break;
+    case BinaryOp::Mul:
+      if constexpr (kIsFloating<T>) {
+        return run([](T x, T y) { return static_cast<T>(double{x} * double{y}); });
+      } else if constexpr (kIsInteger<T>) {
+        return run(wrapping_mul<T>);
+      }
+      break;
+    case BinaryOp::Div:  // integers are divided in float32 (DTypeRule::Floating)
+      if constexpr (kIsFloating<T>) {
+        return run([](T x, T y) { return static_cast<T>(double{x} / double{y}); });
+      }
+      break;
+    case BinaryOp::Pow:
+      if constexpr (kIsFloating<T>) {
         return run([](T x, T y) { return static_cast<T>(std::pow(double{x}, double{y})); });
-      case ir::Op::Maximum: return run(nan_propagating_maximum<T>);
-      case ir::Op::Minimum: return run(nan_propagating_minimum<T>);
-      default: break;
-    }
-  } else if constexpr (kIsInteger<T>) {
-    switch (node.op) {
-      case ir::Op::Add: return run(wrapping_add<T>);
-      case ir::Op::Sub: return run(wrapping_sub<T>);
-      case ir::Op::Mul: return run(wrapping_mul<T>);
-      case ir::Op::Pow: return run(integer_pow<T>);
-      case ir::Op::Maximum: return run([](T x, T y) { return std::max(x, y); });
-      case ir::Op::Minimum: return run([](T x, T y) { return std::min(x, y); });
-      default: break;
-    }
-  } else {
-    switch (node.op) {
-      case ir::Op::Maximum: return run([](bool x, bool y) { return x || y; });
-      case ir::Op::Minimum: return run([](bool x, bool y) { return x && y; });
-      default: break;
-    }
+      } else if constexpr (kIsInteger<T>) {
+        return run(integer_pow<T>);
+      }
+      break;
+    case BinaryOp::Maximum:
+      if constexpr (kIsFloating<T>) {
+        return run(nan_propagating_maximum<T>);
+      } else if constexpr (kIsInteger<T>) {
+        return run([](T x, T y) { return std::max(x, y); });
+      } else {
+        return run([](bool x, bool y) { return x || y; });
+      }
+    case BinaryOp::Minimum:
+      if constexpr (kIsFloating<T>) {
+        return run(nan_propagating_minimum<T>);
+      } else if constexpr (kIsInteger<T>) {
+        return run([](T x, T y) { return std::min(x, y); });
+      } else {
+        return run([](bool x, bool y) { return x && y; });
+      }
+    case BinaryOp::Equal:
+    case BinaryOp::NotEqual:
+    case BinaryOp::Less:
+    case BinaryOp::LessEqual:
+    case BinaryOp::Greater:
+    case BinaryOp::GreaterEqual: break;  // bool results: comparison()
   }
   fail_unsupported_dtype(node, node.inputs[0]->dtype);
 }
@@ -126,15 +167,23 @@ void arithmetic(const ir::Node& node, const T* a, const T* b, T* out) {
 template <class T>
 void comparison(const ir::Node& node, const T* a, const T* b, bool* out) {
   const auto run = [&](auto function) { broadcast_binary(node, a, b, out, function); };
-  switch (node.op) {
-    case ir::Op::Equal: return run([](T x, T y) { return x == y; });
-    case ir::Op::NotEqual: return run([](T x, T y) { return x != y; });
-    case ir::Op::Less: return run([](T x, T y) { return x < y; });
-    case ir::Op::LessEqual: return run([](T x, T y) { return x <= y; });
-    case ir::Op::Greater: return run([](T x, T y) { return x > y; });
-    case ir::Op::GreaterEqual: return run([](T x, T y) { return x >= y; });
-    default: fail_unsupported_dtype(node, node.inputs[0]->dtype);
+  using ir::BinaryOp;
+  switch (*ir::as_binary(node.op)) {
+    case BinaryOp::Equal: return run([](T x, T y) { return x == y; });
+    case BinaryOp::NotEqual: return run([](T x, T y) { return x != y; });
+    case BinaryOp::Less: return run([](T x, T y) { return x < y; });
+    case BinaryOp::LessEqual: return run([](T x, T y) { return x <= y; });
+    case BinaryOp::Greater: return run([](T x, T y) { return x > y; });
+    case BinaryOp::GreaterEqual: return run([](T x, T y) { return x >= y; });
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Pow:
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum: break;  // results of the operands' dtype: arithmetic()
   }
+  fail_unsupported_dtype(node, node.inputs[0]->dtype);
 }
 
 }  // namespace

@@ -13,7 +13,9 @@
 namespace lz::codegen {
 namespace {
 
+using ir::BinaryOp;
 using ir::Op;
+using ir::UnaryOp;
 using llvm::IRBuilderBase;
 using llvm::Value;
 
@@ -32,36 +34,36 @@ Value* unary_floating(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype
   llvm::Type* type = x->getType();
   const bool single = dtype == float32;
   const auto intrinsic = [&](llvm::Intrinsic::ID id) { return b.CreateIntrinsic(id, {type}, {x}); };
-  switch (op) {
-    case Op::Neg: return b.CreateFNeg(x);
-    case Op::Abs: return intrinsic(llvm::Intrinsic::fabs);
-    case Op::Square: return b.CreateFMul(x, x);
-    case Op::Sqrt: return intrinsic(llvm::Intrinsic::sqrt);
-    case Op::Rsqrt: {
+  switch (*ir::as_unary(op)) {
+    case UnaryOp::Neg: return b.CreateFNeg(x);
+    case UnaryOp::Abs: return intrinsic(llvm::Intrinsic::fabs);
+    case UnaryOp::Square: return b.CreateFMul(x, x);
+    case UnaryOp::Sqrt: return intrinsic(llvm::Intrinsic::sqrt);
+    case UnaryOp::Rsqrt: {
       // In float64, then rounded once: the interpreter's value.
       Value* wide = single ? b.CreateFPExt(x, b.getDoubleTy()) : x;
       Value* root = b.CreateIntrinsic(llvm::Intrinsic::sqrt, {b.getDoubleTy()}, {wide});
       Value* result = b.CreateFDiv(llvm::ConstantFP::get(b.getDoubleTy(), 1.0), root);
       return single ? b.CreateFPTrunc(result, type) : result;
     }
-    case Op::Relu: {
+    case UnaryOp::Relu: {
       // NaN stays NaN: "unordered or greater".
       Value* zero = llvm::ConstantFP::get(type, 0.0);
       return b.CreateSelect(b.CreateFCmpUGT(x, zero), x, zero);
     }
-    case Op::Exp:
+    case UnaryOp::Exp:
       return single ? emit_exp_f32(b, x) : float64_intrinsic(b, llvm::Intrinsic::exp, x);
-    case Op::Log:
+    case UnaryOp::Log:
       return single ? emit_log_f32(b, x) : float64_intrinsic(b, llvm::Intrinsic::log, x);
-    case Op::Sin:
+    case UnaryOp::Sin:
       return single ? emit_sin_f32(b, x) : float64_intrinsic(b, llvm::Intrinsic::sin, x);
-    case Op::Cos:
+    case UnaryOp::Cos:
       return single ? emit_cos_f32(b, x) : float64_intrinsic(b, llvm::Intrinsic::cos, x);
-    case Op::Tanh:
+    case UnaryOp::Tanh:
       // libmvec has no tanh: a scalar libm call.
       return single ? emit_tanh_f32(b, x)
                     : emit_runtime_call(b, module, "tanh", b.getDoubleTy(), {x});
-    case Op::Sigmoid: {
+    case UnaryOp::Sigmoid: {
       if (!single) {
         Value* one = llvm::ConstantFP::get(type, 1.0);
         Value* e = float64_intrinsic(b, llvm::Intrinsic::exp, b.CreateFNeg(x));
@@ -76,19 +78,30 @@ Value* unary_floating(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype
       return b.CreateSelect(b.CreateFCmpOLT(x, llvm::ConstantFP::get(type, 0.0)),
                             b.CreateFMul(e, positive), positive);
     }
-    default: fail(op, dtype);
+    case UnaryOp::Astype: break;  // emit_cast converts
   }
+  fail(op, dtype);
 }
 
 Value* unary_integer(IRBuilderBase& b, Op op, DType dtype, Value* x) {
   Value* zero = llvm::ConstantInt::get(x->getType(), 0);
-  switch (op) {
-    case Op::Neg: return b.CreateSub(zero, x);
-    case Op::Abs: return b.CreateSelect(b.CreateICmpSLT(x, zero), b.CreateSub(zero, x), x);
-    case Op::Square: return b.CreateMul(x, x);
-    case Op::Relu: return b.CreateSelect(b.CreateICmpSGT(x, zero), x, zero);
-    default: fail(op, dtype);
+  switch (*ir::as_unary(op)) {
+    case UnaryOp::Neg: return b.CreateSub(zero, x);
+    case UnaryOp::Abs: return b.CreateSelect(b.CreateICmpSLT(x, zero), b.CreateSub(zero, x), x);
+    case UnaryOp::Square: return b.CreateMul(x, x);
+    case UnaryOp::Relu: return b.CreateSelect(b.CreateICmpSGT(x, zero), x, zero);
+    // Recording computes integers in float32 (DTypeRule::Floating); emit_cast converts.
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Sin:
+    case UnaryOp::Cos:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Astype: break;
   }
+  fail(op, dtype);
 }
 
 /// numpy's maximum/minimum: a NaN operand (the first one) is the result.
@@ -105,17 +118,75 @@ Value* comparison(IRBuilderBase& b, Op op, DType dtype, Value* x, Value* y) {
     P floating, integer, boolean;
   };
   Predicates p{};
-  switch (op) {
-    case Op::Equal: p = {P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ}; break;
-    case Op::NotEqual: p = {P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE}; break;
-    case Op::Less: p = {P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT}; break;
-    case Op::LessEqual: p = {P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE}; break;
-    case Op::Greater: p = {P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT}; break;
-    case Op::GreaterEqual: p = {P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE}; break;
-    default: fail(op, dtype);
+  switch (*ir::as_binary(op)) {
+    case BinaryOp::Equal: p = {P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ}; break;
+    case BinaryOp::NotEqual: p = {P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE}; break;
+    case BinaryOp::Less: p = {P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT}; break;
+    case BinaryOp::LessEqual: p = {P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE}; break;
+    case BinaryOp::Greater: p = {P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT}; break;
+    case BinaryOp::GreaterEqual: p = {P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE}; break;
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Pow:
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum: fail(op, dtype);  // not comparisons: emit_binary's arithmetic
   }
   if (is_floating(dtype)) return b.CreateFCmp(p.floating, x, y);
   return b.CreateICmp(dtype == bool_ ? p.boolean : p.integer, x, y);
+}
+
+/// The arithmetic binary ops (not comparisons) in `dtype`.
+Value* arithmetic(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, Value* x, Value* y) {
+  const bool floating = is_floating(dtype);
+  const bool integer = is_integer(dtype);
+  switch (*ir::as_binary(op)) {
+    case BinaryOp::Add:
+      if (floating) return b.CreateFAdd(x, y);
+      if (integer) return b.CreateAdd(x, y);  // no nsw: integer arithmetic wraps
+      break;
+    case BinaryOp::Sub:
+      if (floating) return b.CreateFSub(x, y);
+      if (integer) return b.CreateSub(x, y);
+      break;
+    case BinaryOp::Mul:
+      if (floating) return b.CreateFMul(x, y);
+      if (integer) return b.CreateMul(x, y);
+      break;
+    case BinaryOp::Div:  // integers are divided in float32 (DTypeRule::Floating)
+      if (floating) return b.CreateFDiv(x, y);
+      break;
+    case BinaryOp::Pow:
+      if (floating) {
+        const bool single = dtype == float32;
+        Value* base = single ? b.CreateFPExt(x, b.getDoubleTy()) : x;
+        Value* exponent = single ? b.CreateFPExt(y, b.getDoubleTy()) : y;
+        Value* result =
+            b.CreateIntrinsic(llvm::Intrinsic::pow, {b.getDoubleTy()}, {base, exponent});
+        return single ? b.CreateFPTrunc(result, b.getFloatTy()) : result;
+      }
+      if (integer) {
+        const std::string name = std::string("lz_integer_pow_") + dtype_short_name(dtype);
+        return emit_runtime_call(b, module, name.c_str(), x->getType(), {x, y});
+      }
+      break;
+    case BinaryOp::Maximum:
+      if (floating) return nan_propagating(b, true, x, y);
+      if (integer) return b.CreateSelect(b.CreateICmpSLT(x, y), y, x);
+      return b.CreateOr(x, y);
+    case BinaryOp::Minimum:
+      if (floating) return nan_propagating(b, false, x, y);
+      if (integer) return b.CreateSelect(b.CreateICmpSLT(y, x), y, x);
+      return b.CreateAnd(x, y);
+    case BinaryOp::Equal:
+    case BinaryOp::NotEqual:
+    case BinaryOp::Less:
+    case BinaryOp::LessEqual:
+    case BinaryOp::Greater:
+    case BinaryOp::GreaterEqual: break;  // comparison()
+  }
+  fail(op, dtype);
 }
 
 }  // namespace
@@ -171,44 +242,7 @@ Value* emit_unary(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, Va
 
 Value* emit_binary(IRBuilderBase& b, llvm::Module& module, Op op, DType dtype, Value* x, Value* y) {
   if (ir::is_comparison(op)) return comparison(b, op, dtype, x, y);
-  if (is_floating(dtype)) {
-    switch (op) {
-      case Op::Add: return b.CreateFAdd(x, y);
-      case Op::Sub: return b.CreateFSub(x, y);
-      case Op::Mul: return b.CreateFMul(x, y);
-      case Op::Div: return b.CreateFDiv(x, y);
-      case Op::Maximum: return nan_propagating(b, true, x, y);
-      case Op::Minimum: return nan_propagating(b, false, x, y);
-      case Op::Pow: {
-        const bool single = dtype == float32;
-        Value* base = single ? b.CreateFPExt(x, b.getDoubleTy()) : x;
-        Value* exponent = single ? b.CreateFPExt(y, b.getDoubleTy()) : y;
-        Value* result =
-            b.CreateIntrinsic(llvm::Intrinsic::pow, {b.getDoubleTy()}, {base, exponent});
-        return single ? b.CreateFPTrunc(result, b.getFloatTy()) : result;
-      }
-      default: fail(op, dtype);
-    }
-  }
-  if (is_integer(dtype)) {
-    switch (op) {
-      case Op::Add: return b.CreateAdd(x, y);  // no nsw: integer arithmetic wraps
-      case Op::Sub: return b.CreateSub(x, y);
-      case Op::Mul: return b.CreateMul(x, y);
-      case Op::Maximum: return b.CreateSelect(b.CreateICmpSLT(x, y), y, x);
-      case Op::Minimum: return b.CreateSelect(b.CreateICmpSLT(y, x), y, x);
-      case Op::Pow: {
-        const std::string name = std::string("lz_integer_pow_") + dtype_short_name(dtype);
-        return emit_runtime_call(b, module, name.c_str(), x->getType(), {x, y});
-      }
-      default: fail(op, dtype);
-    }
-  }
-  switch (op) {
-    case Op::Maximum: return b.CreateOr(x, y);
-    case Op::Minimum: return b.CreateAnd(x, y);
-    default: fail(op, dtype);
-  }
+  return arithmetic(b, module, op, dtype, x, y);
 }
 
 Value* emit_runtime_call(IRBuilderBase& b, llvm::Module& module, const char* name,

@@ -5,7 +5,9 @@
 namespace lz::codegen::cuda {
 namespace {
 
+using ir::BinaryOp;
 using ir::Op;
+using ir::UnaryOp;
 
 [[noreturn]] void fail(Op op, DType dtype) {
   throw Error("[" + std::string(ir::op_name(op)) + "] the CUDA code generator has no " +
@@ -22,53 +24,116 @@ std::string math_call(DType dtype, const std::string& function, const std::strin
 
 std::string unary_floating(Op op, DType dtype, const std::string& x) {
   const char* one = dtype == float32 ? "1.0f" : "1.0";
-  switch (op) {
-    case Op::Neg: return "(-(" + x + "))";
-    case Op::Abs: return math_call(dtype, "fabs", x);
-    case Op::Square: return "((" + x + ") * (" + x + "))";
-    case Op::Sqrt: return math_call(dtype, "sqrt", x);
-    case Op::Rsqrt: return "(" + std::string(one) + " / " + math_call(dtype, "sqrt", x) + ")";
-    case Op::Exp: return math_call(dtype, "exp", x);
-    case Op::Log: return math_call(dtype, "log", x);
-    case Op::Sin: return math_call(dtype, "sin", x);
-    case Op::Cos: return math_call(dtype, "cos", x);
-    case Op::Tanh: return math_call(dtype, "tanh", x);
-    case Op::Sigmoid:
+  switch (*ir::as_unary(op)) {
+    case UnaryOp::Neg: return "(-(" + x + "))";
+    case UnaryOp::Abs: return math_call(dtype, "fabs", x);
+    case UnaryOp::Square: return "((" + x + ") * (" + x + "))";
+    case UnaryOp::Sqrt: return math_call(dtype, "sqrt", x);
+    case UnaryOp::Rsqrt: return "(" + std::string(one) + " / " + math_call(dtype, "sqrt", x) + ")";
+    case UnaryOp::Exp: return math_call(dtype, "exp", x);
+    case UnaryOp::Log: return math_call(dtype, "log", x);
+    case UnaryOp::Sin: return math_call(dtype, "sin", x);
+    case UnaryOp::Cos: return math_call(dtype, "cos", x);
+    case UnaryOp::Tanh: return math_call(dtype, "tanh", x);
+    case UnaryOp::Sigmoid:
       return "(" + std::string(one) + " / (" + one + " + " +
              math_call(dtype, "exp", "-(" + x + ")") + "))";
-    case Op::Relu: {
+    case UnaryOp::Relu: {
       // NaN stays NaN.
       const char* zero = dtype == float32 ? "0.0f" : "0.0";
       return "((" + x + ") > " + zero + " || (" + x + ") != (" + x + ") ? (" + x + ") : " + zero +
              ")";
     }
-    default: fail(op, dtype);
+    case UnaryOp::Astype: break;  // cast_expression converts
   }
+  fail(op, dtype);
 }
 
 std::string unary_integer(Op op, DType dtype, const std::string& x) {
   const std::string zero = dtype == int32 ? "0" : "(lz_i64)0";
-  switch (op) {
-    case Op::Neg: return reference_call("wrapping_sub", dtype, zero + ", " + x);
-    case Op::Abs:
+  switch (*ir::as_unary(op)) {
+    case UnaryOp::Neg: return reference_call("wrapping_sub", dtype, zero + ", " + x);
+    case UnaryOp::Abs:
       return "((" + x + ") < 0 ? " + reference_call("wrapping_sub", dtype, zero + ", " + x) +
              " : (" + x + "))";
-    case Op::Square: return reference_call("wrapping_mul", dtype, x + ", " + x);
-    case Op::Relu: return "((" + x + ") > 0 ? (" + x + ") : " + zero + ")";
-    default: fail(op, dtype);
+    case UnaryOp::Square: return reference_call("wrapping_mul", dtype, x + ", " + x);
+    case UnaryOp::Relu: return "((" + x + ") > 0 ? (" + x + ") : " + zero + ")";
+    // Recording computes integers in float32 (DTypeRule::Floating); cast_expression converts.
+    case UnaryOp::Exp:
+    case UnaryOp::Log:
+    case UnaryOp::Sqrt:
+    case UnaryOp::Rsqrt:
+    case UnaryOp::Sin:
+    case UnaryOp::Cos:
+    case UnaryOp::Tanh:
+    case UnaryOp::Sigmoid:
+    case UnaryOp::Astype: break;
   }
+  fail(op, dtype);
 }
 
+/// The C++ operator of a comparison; nullptr for the arithmetic ops.
 const char* comparison_operator(Op op) {
-  switch (op) {
-    case Op::Equal: return "==";
-    case Op::NotEqual: return "!=";
-    case Op::Less: return "<";
-    case Op::LessEqual: return "<=";
-    case Op::Greater: return ">";
-    case Op::GreaterEqual: return ">=";
-    default: return nullptr;
+  switch (*ir::as_binary(op)) {
+    case BinaryOp::Equal: return "==";
+    case BinaryOp::NotEqual: return "!=";
+    case BinaryOp::Less: return "<";
+    case BinaryOp::LessEqual: return "<=";
+    case BinaryOp::Greater: return ">";
+    case BinaryOp::GreaterEqual: return ">=";
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::Pow:
+    case BinaryOp::Maximum:
+    case BinaryOp::Minimum: return nullptr;
   }
+  return nullptr;
+}
+
+/// The arithmetic binary ops (not comparisons) in `dtype`. Floating + - * / round once, as the
+/// interpreter's double computation rounded to float does; NVRTC runs with --fmad=false, so
+/// nothing contracts into an FMA.
+std::string arithmetic(Op op, DType dtype, const std::string& x, const std::string& y) {
+  const bool floating = is_floating(dtype);
+  const bool integer = is_integer(dtype);
+  switch (*ir::as_binary(op)) {
+    case BinaryOp::Add:
+      if (floating) return "((" + x + ") + (" + y + "))";
+      if (integer) return reference_call("wrapping_add", dtype, x + ", " + y);
+      break;
+    case BinaryOp::Sub:
+      if (floating) return "((" + x + ") - (" + y + "))";
+      if (integer) return reference_call("wrapping_sub", dtype, x + ", " + y);
+      break;
+    case BinaryOp::Mul:
+      if (floating) return "((" + x + ") * (" + y + "))";
+      if (integer) return reference_call("wrapping_mul", dtype, x + ", " + y);
+      break;
+    case BinaryOp::Div:  // integers are divided in float32 (DTypeRule::Floating)
+      if (floating) return "((" + x + ") / (" + y + "))";
+      break;
+    case BinaryOp::Pow:
+      if (floating) return math_call(dtype, "pow", x + ", " + y);
+      if (integer) return reference_call("integer_pow", dtype, x + ", " + y);
+      break;
+    case BinaryOp::Maximum:
+      if (floating) return reference_call("nan_propagating_maximum", dtype, x + ", " + y);
+      if (integer) return "((" + x + ") < (" + y + ") ? (" + y + ") : (" + x + "))";
+      return "((" + x + ") || (" + y + "))";
+    case BinaryOp::Minimum:
+      if (floating) return reference_call("nan_propagating_minimum", dtype, x + ", " + y);
+      if (integer) return "((" + y + ") < (" + x + ") ? (" + y + ") : (" + x + "))";
+      return "((" + x + ") && (" + y + "))";
+    case BinaryOp::Equal:
+    case BinaryOp::NotEqual:
+    case BinaryOp::Less:
+    case BinaryOp::LessEqual:
+    case BinaryOp::Greater:
+    case BinaryOp::GreaterEqual: break;  // comparison_operator
+  }
+  fail(op, dtype);
 }
 
 }  // namespace
@@ -113,36 +178,7 @@ std::string binary_expression(Op op, DType dtype, const std::string& x, const st
   if (const char* comparison = comparison_operator(op)) {
     return "((" + x + ") " + comparison + " (" + y + "))";
   }
-  if (is_floating(dtype)) {
-    // IEEE + - * / round once, as the interpreter's double computation rounded to float does;
-    // NVRTC runs with --fmad=false, so nothing contracts into an FMA.
-    switch (op) {
-      case Op::Add: return "((" + x + ") + (" + y + "))";
-      case Op::Sub: return "((" + x + ") - (" + y + "))";
-      case Op::Mul: return "((" + x + ") * (" + y + "))";
-      case Op::Div: return "((" + x + ") / (" + y + "))";
-      case Op::Pow: return math_call(dtype, "pow", x + ", " + y);
-      case Op::Maximum: return reference_call("nan_propagating_maximum", dtype, x + ", " + y);
-      case Op::Minimum: return reference_call("nan_propagating_minimum", dtype, x + ", " + y);
-      default: fail(op, dtype);
-    }
-  }
-  if (is_integer(dtype)) {
-    switch (op) {
-      case Op::Add: return reference_call("wrapping_add", dtype, x + ", " + y);
-      case Op::Sub: return reference_call("wrapping_sub", dtype, x + ", " + y);
-      case Op::Mul: return reference_call("wrapping_mul", dtype, x + ", " + y);
-      case Op::Pow: return reference_call("integer_pow", dtype, x + ", " + y);
-      case Op::Maximum: return "((" + x + ") < (" + y + ") ? (" + y + ") : (" + x + "))";
-      case Op::Minimum: return "((" + y + ") < (" + x + ") ? (" + y + ") : (" + x + "))";
-      default: fail(op, dtype);
-    }
-  }
-  switch (op) {
-    case Op::Maximum: return "((" + x + ") || (" + y + "))";
-    case Op::Minimum: return "((" + x + ") && (" + y + "))";
-    default: fail(op, dtype);
-  }
+  return arithmetic(op, dtype, x, y);
 }
 
 std::string extremum_identity(DType dtype, bool lowest) {
