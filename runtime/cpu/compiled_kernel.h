@@ -1,0 +1,36 @@
+// A kernel of the executor (runtime/kernel_executor.h) run through the CPU JIT's compiled code
+// (codegen/cpu/kernel_cache.h): each phase's range split across the thread pool, the chunks of a
+// split reduction combined in order.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/kernel_cache.h"
+#include "memory/buffer.h"
+#include "plan/fusion_plan.h"
+#include "runtime/kernel_executor.h"
+
+namespace lz::runtime {
+
+/// The compiled code of `kernel`, its IR and assembly written under LZ_DUMP; nullopt (logged)
+/// when the JIT cannot lower it.
+std::optional<codegen::KernelLookup> compiled_code(const plan::Kernel& kernel,
+                                                   const ExecutionOptions& options);
+
+/// "lz_1234: memory runtime-sizes elements=16 inputs=2 outputs=1 ops=3 compile=0.000ms": a
+/// compiled kernel in the log.
+std::string compiled_kernel_text(const plan::Kernel& kernel, const codegen::KernelLookup& lookup);
+
+/// Logs where the compile time of `lookup` went, at LZ_LOG=debug, when it was compiled or loaded
+/// now.
+void log_compile_times(const codegen::KernelLookup& lookup, const ExecutionOptions& options);
+
+/// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
+bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
+                  const std::vector<const memory::Buffer*>& inputs,
+                  std::vector<std::shared_ptr<memory::Buffer>>& outputs);
+
+}  // namespace lz::runtime

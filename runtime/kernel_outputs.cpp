@@ -1,0 +1,29 @@
+#include "runtime/kernel_outputs.h"
+
+#include <new>
+#include <string>
+
+#include "ir/printer.h"
+
+namespace lz::runtime {
+
+[[noreturn]] void fail_out_of_memory(const ir::Node& node) {
+  const auto bytes = static_cast<long long>(node.size()) * dtype_size(node.dtype);
+  throw ir::recorded_error(node, "out of memory computing " +
+                                     ir::type_text(node.dtype, node.shape) + " (" +
+                                     std::to_string(bytes) + " bytes)");
+}
+
+std::vector<std::shared_ptr<memory::Buffer>> allocate_outputs(const plan::Kernel& kernel) {
+  std::vector<std::shared_ptr<memory::Buffer>> outputs;
+  for (const ir::NodePtr& output : kernel.outputs) {
+    try {
+      outputs.push_back(memory::Buffer::allocate(output->dtype, output->size()));
+    } catch (const std::bad_alloc&) {
+      fail_out_of_memory(*output);
+    }
+  }
+  return outputs;
+}
+
+}  // namespace lz::runtime
