@@ -4,9 +4,12 @@
 #include <cstdio>
 #include <mutex>
 
+#include "frontend/evaluation_records.h"
+#include "frontend/in_flight.h"
 #include "frontend/launch.h"
 #include "frontend/recording.h"
 #include "frontend/settings.h"
+#include "frontend/unreported_failures.h"
 #include "ir/graph.h"
 #include "ir/pending_list.h"
 #include "memory/buffer.h"

@@ -2,10 +2,8 @@
 // devices' streams, with promised buffers in place of its results.
 #pragma once
 
-#include <exception>
 #include <memory>
 #include <source_location>
-#include <string>
 #include <vector>
 
 #include "ir/graph.h"
@@ -13,13 +11,13 @@
 
 namespace lz::frontend {
 
-/// One device's part of an evaluation, optimized and ready to run (defined in launch.cpp).
+/// One device's part of an evaluation, optimized and ready to run (launch_state.h).
 struct Launch;
 
 /// Launches the nodes of `graph` (collected with `wiring`, its edges) that someone outside it
 /// still holds, grouped by device, each group in a slot of its device's stream; they become data
 /// leaves holding promised buffers at once. When `graph.outputs` names the requested results, a
-/// held intermediate that is cheap to recompute stays pending instead (launch.cpp,
+/// held intermediate that is cheap to recompute stays pending instead (kept_results.h,
 /// results_to_keep). When `claim` is set and the evaluation has a single device whose stream is
 /// idle, the launch claims the whole stream instead of a slot: finish_launches runs it on the
 /// calling thread. Called under the graph lock; the launches' passes have not run yet: pass them to
@@ -35,20 +33,5 @@ std::vector<std::shared_ptr<Launch>> launch_kept(ir::Graph graph, ir::Wiring wir
 /// claimed one on the calling thread, then gives its stream back. Throws the first failure of
 /// the passes once every launch is released; the failed launch's promises hold it too.
 void finish_launches(std::vector<std::shared_ptr<Launch>> launches);
-
-/// Back-pressure: blocks until fewer than max_in_flight() launches are unfinished and their
-/// promised bytes are at most half the memory limit, saying in the log why it waited.
-void wait_for_room(std::source_location loc);
-
-/// Failures of launched work that no blocking point has raised yet: a blocking point that
-/// raises one forgets it; waitall raises the earliest and forgets them all (null when none).
-void forget_failure(const std::exception_ptr& error);
-std::exception_ptr take_earliest_failure();
-
-/// The record of the latest launch (under the graph lock).
-EvaluationRecord last_launch_record();
-
-/// "file:line" of a user's call.
-std::string location_string(std::source_location loc);
 
 }  // namespace lz::frontend
