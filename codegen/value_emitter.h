@@ -8,8 +8,8 @@
 // is emitted once per position within the loop body being emitted (the memo).
 //
 // A backend derives from ValueEmitter<Backend, Value> (the curiously recurring template), where
-// Value is what its code is made of: llvm::Value* for the LLVM emitter (cpu/lowering.cpp), the
-// text of a C++ expression for the CUDA one (cuda/source.cpp). It renders:
+// Value is what its code is made of: llvm::Value* for the LLVM emitter (cpu/kernel_emitter.h),
+// the text of a C++ expression for the CUDA one (cuda/source.cpp). It renders:
 //   index_constant(int64_t), index_add(a, b), index_scale(x, factor),
 //   index_divide(x, divisor), index_remainder(x, divisor)   non-negative 64-bit index arithmetic
 //                                       (factor an int64_t; divisor an int64_t or a Value)
