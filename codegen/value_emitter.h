@@ -9,7 +9,7 @@
 //
 // A backend derives from ValueEmitter<Backend, Value> (the curiously recurring template), where
 // Value is what its code is made of: llvm::Value* for the LLVM emitter (cpu/kernel_emitter.h),
-// the text of a C++ expression for the CUDA one (cuda/source.cpp). It renders:
+// the text of a C++ expression for the CUDA one (cuda/source_emitter.h). It renders:
 //   index_constant(int64_t), index_add(a, b), index_scale(x, factor),
 //   index_divide(x, divisor), index_remainder(x, divisor)   non-negative 64-bit index arithmetic
 //                                       (factor an int64_t; divisor an int64_t or a Value)
