@@ -70,6 +70,8 @@
 //
 // Cost: one backward walk over consumer lists, plus, when a reduction joins a kernel, a walk over
 // the part of that kernel depending on it (bounded by max_kernel_ops). No recursion.
+//
+// The checks of a reduction's epilogue (the rule above) are in passes/reduction_fusion.cpp.
 
 #include <algorithm>
 #include <cstdint>
@@ -84,26 +86,15 @@
 #include "lazuli/error.h"
 #include "passes/collective_hoisting.h"
 #include "passes/flat_kernel_merging.h"
+#include "passes/fusion_builder.h"
 #include "passes/matmul_epilogues.h"
 #include "passes/pass.h"
 #include "plan/fusion_plan.h"
 #include "plan/kernel_layout.h"
 
 namespace lz::passes {
+namespace detail {
 namespace {
-
-using ir::Node;
-using ir::Op;
-using ir::OpKind;
-
-OpKind kind_of(const Node& node) { return ir::op_info(node.op).kind; }
-
-bool is_elementwise(const Node& node) {
-  const OpKind kind = kind_of(node);
-  return kind == OpKind::Unary || kind == OpKind::Binary || kind == OpKind::Ternary;
-}
-
-bool is_reduction(const Node& node) { return kind_of(node) == OpKind::Reduction; }
 
 /// A matmul (a BLAS call) and a collective (a communicator call) each make a kernel of their own.
 bool runs_alone(const Node& node) { return node.op == Op::MatMul || ir::is_collective(node.op); }
@@ -117,487 +108,313 @@ std::string alone_name(const Node& node) {
 /// Values kernels read rather than compute.
 bool is_input_leaf(const Node& node) { return node.op == Op::Data || node.is_evaluated(); }
 
-/// The shape without its size-1 axes: two shapes with the same squeeze hold the same elements in
-/// the same order.
-Shape squeeze(const Shape& shape) {
-  Shape squeezed;
-  for (int64_t extent : shape) {
-    if (extent != 1) squeezed.push_back(extent);
-  }
-  return squeezed;
-}
-
-/// `shape` as numpy broadcasting aligns it against `rank` axes: size-1 axes added in front.
-Shape aligned(const Shape& shape, size_t rank) {
-  if (shape.size() >= rank) return shape;
-  Shape padded(rank - shape.size(), 1);
-  padded.insert(padded.end(), shape.begin(), shape.end());
-  return padded;
-}
-
-/// What a reduction loops over: its input's shape and the reduced axes.
-struct ReductionSignature {
-  Shape domain;
-  std::vector<int64_t> axes;
-  friend bool operator==(const ReductionSignature&, const ReductionSignature&) = default;
-};
-
-ReductionSignature signature_of(const Node& reduction) {
-  return {reduction.inputs[0]->shape, reduction.axes};
-}
-
-/// Whether a reduction keeps its input's last axis (a column sum) over an input larger than a
-/// core's first-level cache (16,384 float32): its kernel's loops then run down the columns, and a
-/// value shaped like its input would be written a strided element at a time, each to a line that
-/// has left the cache, many times slower than by a kernel of its own. Below that size the lines
-/// stay in cache and fusing saves a launch.
-bool writes_columns_out_of_cache(const ReductionSignature& reduction) {
-  constexpr int64_t kCachedElements = 16384;
-  return !reduction.axes.empty() &&
-         reduction.axes.back() != static_cast<int64_t>(reduction.domain.size()) - 1 &&
-         shape_size(reduction.domain) >= kCachedElements;
-}
-bool writes_columns_out_of_cache(const Node& reduction) {
-  return writes_columns_out_of_cache(signature_of(reduction));
-}
-
 /// Why two reductions cannot share a kernel.
 std::string different_reduction_text(const ReductionSignature& a, const ReductionSignature& b) {
   return a.domain == b.domain ? "over a different axis" : "over a different shape";
 }
 
-std::string name_of(int position) { return "%" + std::to_string(position); }
+}  // namespace
 
-struct Group {
-  int root = 0;   // its last node in graph order; every other member is an ancestor of it
-  int first = 0;  // its first node in graph order
-  int size = 0;
-  bool sealed = false;  // a matmul or a collective: runs alone
-  std::optional<ReductionSignature> reduction;
-  std::vector<int> inputs;  // positions of the values read from outside, no duplicates
-};
-
-class FusionBuilder {
- public:
-  FusionBuilder(const ir::Graph& graph, const PassOptions& options)
-      : graph_(graph), options_(options) {}
-
-  plan::FusionPlan build() {
-    index_graph();
-    const int count = static_cast<int>(graph_.nodes.size());
-    group_of_.assign(count, -1);
-    feeds_reduction_.assign(count, false);
-    walk_stamp_.assign(count, 0);
-    stage_.assign(count, Stage::Kept);
-    for (int position = count - 1; position >= 0; --position) {
-      if (!is_input_leaf(node(position))) place(position);
-    }
-    return make_plan();
+plan::FusionPlan FusionBuilder::build() {
+  index_graph();
+  const int count = static_cast<int>(graph_.nodes.size());
+  group_of_.assign(count, -1);
+  feeds_reduction_.assign(count, false);
+  walk_stamp_.assign(count, 0);
+  stage_.assign(count, Stage::Kept);
+  for (int position = count - 1; position >= 0; --position) {
+    if (!is_input_leaf(node(position))) place(position);
   }
+  return make_plan();
+}
 
- private:
-  enum class Stage : uint8_t { Kept, BroadcastBack };
-
-  struct Refusal {
-    int producer = 0;
-    int consumer = 0;
-    std::string reason;
-  };
-
-  const Node& node(int position) const { return *graph_.nodes[position]; }
-
-  std::span<const int> consumers_of(int position) const {
-    return {consumers_.data() + consumer_offsets_[position],
-            consumers_.data() + consumer_offsets_[position + 1]};
-  }
-
-  // Positions of every node's inputs and its consumer lists (each consumer once per producer).
-  void index_graph() {
-    const auto positions = graph_.index();
-    const int count = static_cast<int>(graph_.nodes.size());
-    input_positions_.resize(count);
-    std::vector<int> consumer_count(count, 0);
-    for (int position = 0; position < count; ++position) {
-      if (graph_.nodes[position] == nullptr) {
-        throw Error("[fuse] node %" + std::to_string(position) + " of the graph is null");
+// Positions of every node's inputs and its consumer lists (each consumer once per producer).
+void FusionBuilder::index_graph() {
+  const auto positions = graph_.index();
+  const int count = static_cast<int>(graph_.nodes.size());
+  input_positions_.resize(count);
+  std::vector<int> consumer_count(count, 0);
+  for (int position = 0; position < count; ++position) {
+    if (graph_.nodes[position] == nullptr) {
+      throw Error("[fuse] node %" + std::to_string(position) + " of the graph is null");
+    }
+    const Node& consumer = node(position);
+    if (is_input_leaf(consumer)) continue;
+    for (const ir::NodePtr& input : consumer.inputs) {
+      const auto found = positions.find(input.get());
+      if (found == positions.end()) {
+        throw Error("[fuse] an input of node %" + std::to_string(position) +
+                    " is not in the graph; a graph lists every node before its consumers");
       }
-      const Node& consumer = node(position);
-      if (is_input_leaf(consumer)) continue;
-      for (const ir::NodePtr& input : consumer.inputs) {
-        const auto found = positions.find(input.get());
-        if (found == positions.end()) {
-          throw Error("[fuse] an input of node %" + std::to_string(position) +
-                      " is not in the graph; a graph lists every node before its consumers");
-        }
-        const int producer = static_cast<int>(found->second);
-        if (producer >= position) {
-          throw Error("[fuse] node %" + std::to_string(position) + " reads %" +
-                      std::to_string(producer) +
-                      ", which does not come before it; a graph lists inputs before consumers");
-        }
-        auto& inputs = input_positions_[position];
-        if (std::find(inputs.begin(), inputs.end(), producer) != inputs.end()) continue;
-        inputs.push_back(producer);
-        ++consumer_count[producer];
+      const int producer = static_cast<int>(found->second);
+      if (producer >= position) {
+        throw Error("[fuse] node %" + std::to_string(position) + " reads %" +
+                    std::to_string(producer) +
+                    ", which does not come before it; a graph lists inputs before consumers");
       }
-    }
-    is_graph_output_.assign(count, false);
-    for (const ir::NodePtr& output : graph_.outputs) {
-      const auto found = positions.find(output.get());
-      if (found == positions.end()) throw Error("[fuse] a graph output is not among its nodes");
-      is_graph_output_[found->second] = true;
-    }
-    consumer_offsets_.assign(count + 1, 0);
-    for (int position = 0; position < count; ++position) {
-      consumer_offsets_[position + 1] = consumer_offsets_[position] + consumer_count[position];
-    }
-    consumers_.resize(consumer_offsets_[count]);
-    std::vector<int> next(consumer_offsets_.begin(), consumer_offsets_.end() - 1);
-    for (int position = 0; position < count; ++position) {
-      for (int producer : input_positions_[position]) consumers_[next[producer]++] = position;
+      auto& inputs = input_positions_[position];
+      if (std::find(inputs.begin(), inputs.end(), producer) != inputs.end()) continue;
+      inputs.push_back(producer);
+      ++consumer_count[producer];
     }
   }
+  is_graph_output_.assign(count, false);
+  for (const ir::NodePtr& output : graph_.outputs) {
+    const auto found = positions.find(output.get());
+    if (found == positions.end()) throw Error("[fuse] a graph output is not among its nodes");
+    is_graph_output_[found->second] = true;
+  }
+  consumer_offsets_.assign(count + 1, 0);
+  for (int position = 0; position < count; ++position) {
+    consumer_offsets_[position + 1] = consumer_offsets_[position] + consumer_count[position];
+  }
+  consumers_.resize(consumer_offsets_[count]);
+  std::vector<int> next(consumer_offsets_.begin(), consumer_offsets_.end() - 1);
+  for (int position = 0; position < count; ++position) {
+    for (int producer : input_positions_[position]) consumers_[next[producer]++] = position;
+  }
+}
 
-  // Decides the kernel of the node at `position`; its consumers are all placed already.
-  void place(int position) {
-    const std::span<const int> consumers = consumers_of(position);
-    if (!options_.fusion) {
-      start_group(position);
-      for (int consumer : consumers) refuse(position, consumer, "fusion is off");
-      return;
-    }
-    if (consumers.empty()) {
-      start_group(position);
-      return;
-    }
-
-    // The consumers' kernels; the candidate is the one whose root comes first.
-    std::vector<int> groups;
-    for (int consumer : consumers) {
-      const int group = group_of_[consumer];
-      if (group_stamp_[group] == position) continue;
-      group_stamp_[group] = position;
-      groups.push_back(group);
-    }
-    const int target = *std::min_element(groups.begin(), groups.end(), [&](int a, int b) {
-      return groups_[a].root < groups_[b].root;
-    });
-
-    std::string reason = reason_not_to_join(position, target);
-    if (reason.empty() && groups.size() > 1) {
-      for (int group : groups) {
-        if (group != target && groups_[target].root > groups_[group].first) {
-          reason = "producer is read by several kernels that depend on each other";
-        }
-      }
-    }
-    if (reason.empty()) {
-      join(position, target);
-    } else {
-      start_group(position);
-    }
-    for (int consumer : consumers) {
-      const int group = group_of_[consumer];
-      if (group == group_of_[position]) continue;
-      refuse(position, consumer, group == target ? reason : shared_reason(position, consumer));
-    }
+// Decides the kernel of the node at `position`; its consumers are all placed already.
+void FusionBuilder::place(int position) {
+  const std::span<const int> consumers = consumers_of(position);
+  if (!options_.fusion) {
+    start_group(position);
+    for (int consumer : consumers) refuse(position, consumer, "fusion is off");
+    return;
+  }
+  if (consumers.empty()) {
+    start_group(position);
+    return;
   }
 
-  // Why the node may not join kernel `target`, which holds some of its consumers; "" if it may.
-  std::string reason_not_to_join(int position, int target) {
-    const Node& producer = node(position);
-    const Group& group = groups_[target];
-    if (runs_alone(producer)) return "producer is " + alone_name(producer);
-    if (group.sealed) {
-      if (is_transposed_operand(position, group)) return "";
-      if (ir::is_collective(node(group.root).op)) {
-        return "consumer is " + alone_name(node(group.root));
-      }
-      const std::vector<int>& operands = input_positions_[group.root];
-      return std::find(operands.begin(), operands.end(), position) != operands.end()
-                 ? "consumer is a matmul, which runs as its own kernel"
-                 : "consumer is a matmul's transposed operand, which it reads from memory";
-    }
-    if (group.size >= options_.max_kernel_ops) {
-      return "kernel reached " + std::to_string(options_.max_kernel_ops) + " ops";
-    }
-    if (inputs_after_join(position, group) > static_cast<size_t>(options_.max_kernel_inputs)) {
-      return "kernel reached " + std::to_string(options_.max_kernel_inputs) + " inputs";
-    }
-    if (written_column_by_column(position, target)) {
-      return "producer is written out, and its consumer's reduction over leading axes would "
-             "write it column by column";
-    }
-    if (!is_reduction(producer)) return "";
-
-    const ReductionSignature signature = signature_of(producer);
-    for (int consumer : consumers_of(position)) {
-      if (group_of_[consumer] != target) continue;
-      if (is_reduction(node(consumer))) {
-        const ReductionSignature other = signature_of(node(consumer));
-        if (other == signature) return "consumer reduces this reduction's result again";
-        return "consumer is a reduction " + different_reduction_text(signature, other);
-      }
-      if (feeds_reduction_[consumer]) {
-        if (group.reduction && !(*group.reduction == signature)) {
-          return "consumer feeds a reduction " +
-                 different_reduction_text(signature, *group.reduction);
-        }
-        if (plan::kept_elements(producer) == 1) {
-          return "consumer feeds another reduction of its kernel; reductions to one value do "
-                 "not chain in a kernel";
-        }
-      }
-    }
-    if (group.reduction && !(*group.reduction == signature)) {
-      return "consumer's kernel reduces " + different_reduction_text(signature, *group.reduction);
-    }
-    return epilogue_problem(position, target);
+  // The consumers' kernels; the candidate is the one whose root comes first.
+  std::vector<int> groups;
+  for (int consumer : consumers) {
+    const int group = group_of_[consumer];
+    if (group_stamp_[group] == position) continue;
+    group_stamp_[group] = position;
+    groups.push_back(group);
   }
+  const int target = *std::min_element(groups.begin(), groups.end(), [&](int a, int b) {
+    return groups_[a].root < groups_[b].root;
+  });
 
-  // Whether the node, shaped like the input of kernel `target`'s reduction, would be written out
-  // (asked for, or read by another kernel) by it while that reduction writes columns out of cache
-  // (the relu mask of a gradient, whose column sums are the bias's gradient).
-  bool written_column_by_column(int position, int target) const {
-    const Group& group = groups_[target];
-    if (!group.reduction || !writes_columns_out_of_cache(*group.reduction) ||
-        node(position).shape != group.reduction->domain) {
-      return false;
-    }
-    if (is_graph_output_[position]) return true;
-    const std::span<const int> consumers = consumers_of(position);
-    return std::any_of(consumers.begin(), consumers.end(),
-                       [&](int consumer) { return group_of_[consumer] != target; });
-  }
-
-  // The kernel's input count once the node has joined: it stops being an input and its own
-  // inputs (none of them placed yet) become ones.
-  size_t inputs_after_join(int position, const Group& group) const {
-    const bool was_input =
-        std::find(group.inputs.begin(), group.inputs.end(), position) != group.inputs.end();
-    size_t count = group.inputs.size() - (was_input ? 1 : 0);
-    for (int input : input_positions_[position]) {
-      if (std::find(group.inputs.begin(), group.inputs.end(), input) == group.inputs.end()) {
-        ++count;
-      }
-    }
-    return count;
-  }
-
-  // Checks that every node of kernel `target` depending on the reduction at `position` is a valid
-  // epilogue (see the top of the file). Those nodes are all reachable through the kernel's own
-  // edges, since kernels never form a cycle. Returns "" when they all are.
-  std::string epilogue_problem(int position, int target) {
-    const Node& reduction = node(position);
-    const Shape& domain = reduction.inputs[0]->shape;
-    Shape kept_with_ones = domain;
-    for (int64_t axis : reduction.axes) kept_with_ones[axis] = 1;
-    const Shape kept = squeeze(kept_with_ones);
-
-    ++walk_;
-    std::vector<int> dependents;
-    std::vector<int> stack;
-    const auto visit_consumers = [&](int from) {
-      for (int consumer : consumers_of(from)) {
-        if (group_of_[consumer] == target && walk_stamp_[consumer] != walk_) {
-          walk_stamp_[consumer] = walk_;
-          stack.push_back(consumer);
-        }
-      }
-    };
-    visit_consumers(position);
-    while (!stack.empty()) {
-      const int current = stack.back();
-      stack.pop_back();
-      dependents.push_back(current);
-      visit_consumers(current);
-    }
-    std::sort(dependents.begin(), dependents.end());
-
-    for (int dependent : dependents) {
-      const Node& epilogue = node(dependent);
-      if (is_reduction(epilogue)) {  // a later stage, over the same signature (checked above)
-        stage_[dependent] = Stage::Kept;
-        continue;
-      }
-      bool kept_inputs_only = true;
-      bool broadcast_correctly = true;
-      bool same_shape_inputs = true;
-      for (int input : input_positions_[dependent]) {
-        const bool depends = input == position || walk_stamp_[input] == walk_;
-        if (!depends) continue;
-        const Shape& shape = node(input).shape;
-        const bool kept_input = input == position || stage_[input] == Stage::Kept;
-        kept_inputs_only = kept_inputs_only && kept_input;
-        same_shape_inputs = same_shape_inputs && shape == epilogue.shape;
-        if (kept_input && aligned(shape, domain.size()) != kept_with_ones) {
-          broadcast_correctly = false;
-        }
-      }
-      const bool kept_shape = squeeze(epilogue.shape) == kept;
-      const bool kept_op =
-          (is_elementwise(epilogue) && same_shape_inputs) || epilogue.op == Op::Reshape;
-      const bool broadcast_op = is_elementwise(epilogue) || epilogue.op == Op::BroadcastTo;
-      if (kept_shape && kept_op && kept_inputs_only) {
-        stage_[dependent] = Stage::Kept;
-      } else if (epilogue.shape == domain && broadcast_op && broadcast_correctly) {
-        if (writes_columns_out_of_cache(reduction)) {
-          return "epilogue " + name_of(dependent) +
-                 " is shaped like the input of a reduction over leading axes, whose loops would "
-                 "write it column by column";
-        }
-        stage_[dependent] = Stage::BroadcastBack;
-      } else {
-        return "epilogue " + name_of(dependent) + " (" + std::string(ir::op_name(epilogue.op)) +
-               ") is neither shaped like the reduction's result nor its input broadcast back";
-      }
-    }
-    return "";
-  }
-
-  // Whether the node is a transpose of the last two axes that only `group`'s matmul reads, as
-  // an operand, and that is no graph output: the matmul reads its input transposed.
-  bool is_transposed_operand(int position, const Group& group) const {
-    if (node(group.root).op != Op::MatMul || !plan::swaps_last_two_axes(node(position)) ||
-        is_graph_output_[position]) {
-      return false;
-    }
-    const std::span<const int> consumers = consumers_of(position);
-    return std::all_of(consumers.begin(), consumers.end(),
-                       [&](int consumer) { return consumer == group.root; });
-  }
-
-  // Why an edge to a kernel the node did not join (it joined another or none) crosses kernels.
-  std::string shared_reason(int position, int consumer) const {
-    const Node& reader = node(consumer);
-    if (runs_alone(node(position))) return "producer is " + alone_name(node(position));
-    if (runs_alone(reader)) return "consumer is " + alone_name(reader);
-    if (groups_[group_of_[consumer]].sealed) {
-      return "consumer is a matmul's transposed operand, which it reads from memory";
-    }
-    const Group& home = groups_[group_of_[position]];
-    if (is_reduction(reader) && home.reduction && !(*home.reduction == signature_of(reader))) {
-      return "consumer is a reduction " +
-             different_reduction_text(signature_of(reader), *home.reduction);
-    }
-    return "producer is read by several kernels; the one computing it writes it out";
-  }
-
-  void start_group(int position) {
-    const Node& root = node(position);
-    Group group;
-    group.root = position;
-    group.first = position;
-    group.size = 1;
-    group.sealed = runs_alone(root);
-    if (is_reduction(root)) group.reduction = signature_of(root);
-    group.inputs = input_positions_[position];
-    group_of_[position] = static_cast<int>(groups_.size());
-    groups_.push_back(std::move(group));
-    group_stamp_.push_back(-1);
-  }
-
-  void join(int position, int target) {
-    Group& group = groups_[target];
-    group_of_[position] = target;
-    group.first = position;
-    ++group.size;
-    if (is_reduction(node(position)) && !group.reduction) {
-      group.reduction = signature_of(node(position));
-    }
-    std::erase(group.inputs, position);
-    for (int input : input_positions_[position]) {
-      if (std::find(group.inputs.begin(), group.inputs.end(), input) == group.inputs.end()) {
-        group.inputs.push_back(input);
-      }
-    }
-    for (int consumer : consumers_of(position)) {
-      if (group_of_[consumer] == target &&
-          (is_reduction(node(consumer)) || feeds_reduction_[consumer])) {
-        feeds_reduction_[position] = true;
+  std::string reason = reason_not_to_join(position, target);
+  if (reason.empty() && groups.size() > 1) {
+    for (int group : groups) {
+      if (group != target && groups_[target].root > groups_[group].first) {
+        reason = "producer is read by several kernels that depend on each other";
       }
     }
   }
+  if (reason.empty()) {
+    join(position, target);
+  } else {
+    start_group(position);
+  }
+  for (int consumer : consumers) {
+    const int group = group_of_[consumer];
+    if (group == group_of_[position]) continue;
+    refuse(position, consumer, group == target ? reason : shared_reason(position, consumer));
+  }
+}
 
-  void refuse(int producer, int consumer, std::string reason) {
-    refusals_.push_back({producer, consumer, std::move(reason)});
+// Why the node may not join kernel `target`, which holds some of its consumers; "" if it may.
+std::string FusionBuilder::reason_not_to_join(int position, int target) {
+  const Node& producer = node(position);
+  const Group& group = groups_[target];
+  if (runs_alone(producer)) return "producer is " + alone_name(producer);
+  if (group.sealed) {
+    if (is_transposed_operand(position, group)) return "";
+    if (ir::is_collective(node(group.root).op)) {
+      return "consumer is " + alone_name(node(group.root));
+    }
+    const std::vector<int>& operands = input_positions_[group.root];
+    return std::find(operands.begin(), operands.end(), position) != operands.end()
+               ? "consumer is a matmul, which runs as its own kernel"
+               : "consumer is a matmul's transposed operand, which it reads from memory";
+  }
+  if (group.size >= options_.max_kernel_ops) {
+    return "kernel reached " + std::to_string(options_.max_kernel_ops) + " ops";
+  }
+  if (inputs_after_join(position, group) > static_cast<size_t>(options_.max_kernel_inputs)) {
+    return "kernel reached " + std::to_string(options_.max_kernel_inputs) + " inputs";
+  }
+  if (written_column_by_column(position, target)) {
+    return "producer is written out, and its consumer's reduction over leading axes would "
+           "write it column by column";
+  }
+  if (!is_reduction(producer)) return "";
+
+  const ReductionSignature signature = signature_of(producer);
+  for (int consumer : consumers_of(position)) {
+    if (group_of_[consumer] != target) continue;
+    if (is_reduction(node(consumer))) {
+      const ReductionSignature other = signature_of(node(consumer));
+      if (other == signature) return "consumer reduces this reduction's result again";
+      return "consumer is a reduction " + different_reduction_text(signature, other);
+    }
+    if (feeds_reduction_[consumer]) {
+      if (group.reduction && !(*group.reduction == signature)) {
+        return "consumer feeds a reduction " +
+               different_reduction_text(signature, *group.reduction);
+      }
+      if (plan::kept_elements(producer) == 1) {
+        return "consumer feeds another reduction of its kernel; reductions to one value do "
+               "not chain in a kernel";
+      }
+    }
+  }
+  if (group.reduction && !(*group.reduction == signature)) {
+    return "consumer's kernel reduces " + different_reduction_text(signature, *group.reduction);
+  }
+  return epilogue_problem(position, target);
+}
+
+// The kernel's input count once the node has joined: it stops being an input and its own
+// inputs (none of them placed yet) become ones.
+size_t FusionBuilder::inputs_after_join(int position, const Group& group) const {
+  const bool was_input =
+      std::find(group.inputs.begin(), group.inputs.end(), position) != group.inputs.end();
+  size_t count = group.inputs.size() - (was_input ? 1 : 0);
+  for (int input : input_positions_[position]) {
+    if (std::find(group.inputs.begin(), group.inputs.end(), input) == group.inputs.end()) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+// Whether the node is a transpose of the last two axes that only `group`'s matmul reads, as
+// an operand, and that is no graph output: the matmul reads its input transposed.
+bool FusionBuilder::is_transposed_operand(int position, const Group& group) const {
+  if (node(group.root).op != Op::MatMul || !plan::swaps_last_two_axes(node(position)) ||
+      is_graph_output_[position]) {
+    return false;
+  }
+  const std::span<const int> consumers = consumers_of(position);
+  return std::all_of(consumers.begin(), consumers.end(),
+                     [&](int consumer) { return consumer == group.root; });
+}
+
+// Why an edge to a kernel the node did not join (it joined another or none) crosses kernels.
+std::string FusionBuilder::shared_reason(int position, int consumer) const {
+  const Node& reader = node(consumer);
+  if (runs_alone(node(position))) return "producer is " + alone_name(node(position));
+  if (runs_alone(reader)) return "consumer is " + alone_name(reader);
+  if (groups_[group_of_[consumer]].sealed) {
+    return "consumer is a matmul's transposed operand, which it reads from memory";
+  }
+  const Group& home = groups_[group_of_[position]];
+  if (is_reduction(reader) && home.reduction && !(*home.reduction == signature_of(reader))) {
+    return "consumer is a reduction " +
+           different_reduction_text(signature_of(reader), *home.reduction);
+  }
+  return "producer is read by several kernels; the one computing it writes it out";
+}
+
+void FusionBuilder::start_group(int position) {
+  const Node& root = node(position);
+  Group group;
+  group.root = position;
+  group.first = position;
+  group.size = 1;
+  group.sealed = runs_alone(root);
+  if (is_reduction(root)) group.reduction = signature_of(root);
+  group.inputs = input_positions_[position];
+  group_of_[position] = static_cast<int>(groups_.size());
+  groups_.push_back(std::move(group));
+  group_stamp_.push_back(-1);
+}
+
+void FusionBuilder::join(int position, int target) {
+  Group& group = groups_[target];
+  group_of_[position] = target;
+  group.first = position;
+  ++group.size;
+  if (is_reduction(node(position)) && !group.reduction) {
+    group.reduction = signature_of(node(position));
+  }
+  std::erase(group.inputs, position);
+  for (int input : input_positions_[position]) {
+    if (std::find(group.inputs.begin(), group.inputs.end(), input) == group.inputs.end()) {
+      group.inputs.push_back(input);
+    }
+  }
+  for (int consumer : consumers_of(position)) {
+    if (group_of_[consumer] == target &&
+        (is_reduction(node(consumer)) || feeds_reduction_[consumer])) {
+      feeds_reduction_[position] = true;
+    }
+  }
+}
+
+void FusionBuilder::refuse(int producer, int consumer, std::string reason) {
+  refusals_.push_back({producer, consumer, std::move(reason)});
+}
+
+plan::FusionPlan FusionBuilder::make_plan() const {
+  const int count = static_cast<int>(graph_.nodes.size());
+  plan::FusionPlan plan;
+  std::vector<int> kernel_of_group(groups_.size(), -1);
+  for (int position = 0; position < count; ++position) {
+    const int group = group_of_[position];
+    if (group >= 0 && groups_[group].root == position) {
+      kernel_of_group[group] = static_cast<int>(plan.kernels.size());
+      plan.kernels.emplace_back().id = kernel_of_group[group];
+    }
   }
 
-  plan::FusionPlan make_plan() const {
-    const int count = static_cast<int>(graph_.nodes.size());
-    plan::FusionPlan plan;
-    std::vector<int> kernel_of_group(groups_.size(), -1);
-    for (int position = 0; position < count; ++position) {
+  std::vector<std::vector<int>> members(plan.kernels.size());
+  for (int position = 0; position < count; ++position) {
+    if (group_of_[position] >= 0) members[kernel_of_group[group_of_[position]]].push_back(position);
+  }
+  std::vector<int> input_stamp(count, -1);
+  std::vector<int> inputs;
+  for (plan::Kernel& kernel : plan.kernels) {
+    inputs.clear();
+    for (int position : members[kernel.id]) {
       const int group = group_of_[position];
-      if (group >= 0 && groups_[group].root == position) {
-        kernel_of_group[group] = static_cast<int>(plan.kernels.size());
-        plan.kernels.emplace_back().id = kernel_of_group[group];
+      kernel.nodes.push_back(graph_.nodes[position]);
+      for (int input : input_positions_[position]) {
+        if (group_of_[input] == group || input_stamp[input] == kernel.id) continue;
+        input_stamp[input] = kernel.id;
+        inputs.push_back(input);
       }
-    }
-
-    std::vector<std::vector<int>> members(plan.kernels.size());
-    for (int position = 0; position < count; ++position) {
-      if (group_of_[position] >= 0)
-        members[kernel_of_group[group_of_[position]]].push_back(position);
-    }
-    std::vector<int> input_stamp(count, -1);
-    std::vector<int> inputs;
-    for (plan::Kernel& kernel : plan.kernels) {
-      inputs.clear();
-      for (int position : members[kernel.id]) {
-        const int group = group_of_[position];
-        kernel.nodes.push_back(graph_.nodes[position]);
-        for (int input : input_positions_[position]) {
-          if (group_of_[input] == group || input_stamp[input] == kernel.id) continue;
-          input_stamp[input] = kernel.id;
-          inputs.push_back(input);
-        }
-        bool written_out = is_graph_output_[position];
-        for (int consumer : consumers_of(position)) {
-          written_out = written_out || group_of_[consumer] != group;
-        }
-        if (written_out) kernel.outputs.push_back(graph_.nodes[position]);
+      bool written_out = is_graph_output_[position];
+      for (int consumer : consumers_of(position)) {
+        written_out = written_out || group_of_[consumer] != group;
       }
-      std::sort(inputs.begin(), inputs.end());
-      for (int input : inputs) kernel.inputs.push_back(graph_.nodes[input]);
+      if (written_out) kernel.outputs.push_back(graph_.nodes[position]);
     }
-
-    std::vector<const Refusal*> refusals;
-    refusals.reserve(refusals_.size());
-    for (const Refusal& refusal : refusals_) refusals.push_back(&refusal);
-    std::sort(refusals.begin(), refusals.end(), [](const Refusal* a, const Refusal* b) {
-      return std::pair(a->producer, a->consumer) < std::pair(b->producer, b->consumer);
-    });
-    plan.refusals.reserve(refusals.size());
-    for (const Refusal* refusal : refusals) {
-      plan.refusals.push_back(
-          {graph_.nodes[refusal->producer], graph_.nodes[refusal->consumer], refusal->reason});
-    }
-    return plan;
+    std::sort(inputs.begin(), inputs.end());
+    for (int input : inputs) kernel.inputs.push_back(graph_.nodes[input]);
   }
 
-  const ir::Graph& graph_;
-  const PassOptions& options_;
-  std::vector<std::vector<int>> input_positions_;  // per node, distinct
-  std::vector<int> consumer_offsets_;              // consumers_of(i) = consumers_[offsets[i]..]
-  std::vector<int> consumers_;
-  std::vector<bool> is_graph_output_;  // asked for: written out by its kernel
-  std::vector<int> group_of_;          // -1 for input leaves
-  std::vector<bool> feeds_reduction_;  // an ancestor, inside its kernel, of a reduction there
-  std::vector<int> walk_stamp_;        // for the epilogue walk
-  std::vector<Stage> stage_;           // valid where walk_stamp_ == walk_
-  int walk_ = 0;
-  std::vector<Group> groups_;
-  std::vector<int> group_stamp_;  // by group: the last node whose consumers listed it
-  std::vector<Refusal> refusals_;
-};
+  std::vector<const Refusal*> refusals;
+  refusals.reserve(refusals_.size());
+  for (const Refusal& refusal : refusals_) refusals.push_back(&refusal);
+  std::sort(refusals.begin(), refusals.end(), [](const Refusal* a, const Refusal* b) {
+    return std::pair(a->producer, a->consumer) < std::pair(b->producer, b->consumer);
+  });
+  plan.refusals.reserve(refusals.size());
+  for (const Refusal* refusal : refusals) {
+    plan.refusals.push_back(
+        {graph_.nodes[refusal->producer], graph_.nodes[refusal->consumer], refusal->reason});
+  }
+  return plan;
+}
+
+}  // namespace detail
+namespace {
 
 class Fusion final : public Pass {
  public:
   std::string_view name() const override { return "fuse"; }
   void run(PassContext& context) override {
-    context.fusion =
-        std::make_unique<plan::FusionPlan>(FusionBuilder(context.graph, context.options).build());
+    context.fusion = std::make_unique<plan::FusionPlan>(
+        detail::FusionBuilder(context.graph, context.options).build());
     if (context.options.fusion) {
       merge_flat_kernels(*context.fusion, context.graph, context.options);
     }
