@@ -128,6 +128,70 @@ struct Job {
   LogLevel log_level = LogLevel::Off;
 };
 
+/// What this rank tells the others of collective `node` before it runs it.
+Descriptor descriptor_of(const ir::Node& node, bool on_cuda) {
+  Descriptor mine;
+  mine.sequence = node.seed;
+  mine.op = static_cast<int32_t>(node.op);
+  mine.root = node.op == ir::Op::Broadcast ? static_cast<int32_t>(node.axes[1]) : 0;
+  // A rank's CUDA tensor meets the others' through NCCL, a host tensor through the host
+  // transport: the ranks must agree on which.
+  const std::string operand =
+      ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape) + (on_cuda ? " on cuda" : "");
+  mine.operand_hash = std::hash<std::string>{}(operand);
+  copy_text(mine.operand, sizeof mine.operand, operand);
+  copy_text(mine.line, sizeof mine.line, line_of(node));
+  return mine;
+}
+
+/// Allocates the result of `job`'s collective into `output` (and `output_memory`, for a CUDA
+/// result); returns why this rank has no operand or result instead: its input's failure, or
+/// running out of memory.
+std::exception_ptr allocate_output(const Job& job, BufferPtr& output,
+                                   cuda::CudaMemory*& output_memory) {
+  const ir::Node& node = *job.node;
+  std::exception_ptr failure = job.input_error;
+  if (!failure) {
+    try {
+      output = allocate_result(node, output_memory);
+    } catch (const std::bad_alloc&) {
+      failure = std::make_exception_ptr(
+          Error("out of memory for its result " + ir::type_text(node.dtype, node.shape)));
+    } catch (const Error&) {  // the device's allocator, naming the op and the sizes
+      failure = std::current_exception();
+    }
+  }
+  return failure;
+}
+
+/// Counts `job`'s finished collective in lz::stats() and logs it under LZ_LOG: from `start` to
+/// `agreed` the ranks agreed on it, from `agreed` to `moved` its data moved.
+void report(const Job& job, const Communicator& communicator, bool on_cuda, Clock::time_point start,
+            Clock::time_point agreed, Clock::time_point moved) {
+  const ir::Node& node = *job.node;
+  const auto microseconds = [](Clock::duration duration) {
+    return std::chrono::duration_cast<std::chrono::microseconds>(duration).count();
+  };
+  support::Counters& counters = support::counters();
+  counters.collectives.fetch_add(1, std::memory_order_relaxed);
+  counters.collective_bytes.fetch_add(job.input->bytes(), std::memory_order_relaxed);
+  counters.collective_wait_microseconds.fetch_add(microseconds(agreed - start),
+                                                  std::memory_order_relaxed);
+  counters.collective_move_microseconds.fetch_add(microseconds(moved - agreed),
+                                                  std::memory_order_relaxed);
+  if (job.log_level != LogLevel::Off) {
+    const auto milliseconds = [](Clock::duration duration) {
+      return std::chrono::duration<double, std::milli>(duration).count();
+    };
+    std::fprintf(
+        stderr, "[lazuli]   collective #%llu %s %s on %s rank %d/%d: wait=%.3fms move=%.3fms\n",
+        static_cast<unsigned long long>(node.seed), std::string(ir::op_name(node.op)).c_str(),
+        ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape).c_str(),
+        on_cuda ? "NCCL" : communicator.name().c_str(), communicator.rank(), communicator.size(),
+        milliseconds(agreed - start), milliseconds(moved - agreed));
+  }
+}
+
 /// The process group's communicator and the thread that runs its collectives.
 class CollectiveQueue {
  public:
@@ -201,32 +265,11 @@ class CollectiveQueue {
     span.arg("bytes", static_cast<int64_t>(node.inputs[0]->size()) * dtype_size(node.dtype));
     const auto start = Clock::now();
 
-    Descriptor mine;
-    mine.sequence = node.seed;
-    mine.op = static_cast<int32_t>(node.op);
-    mine.root = node.op == ir::Op::Broadcast ? static_cast<int32_t>(node.axes[1]) : 0;
-    // A rank's CUDA tensor meets the others' through NCCL, a host tensor through the host
-    // transport: the ranks must agree on which.
     const bool on_cuda = node.device.kind() == Device::Kind::Cuda;
-    const std::string operand =
-        ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape) + (on_cuda ? " on cuda" : "");
-    mine.operand_hash = std::hash<std::string>{}(operand);
-    copy_text(mine.operand, sizeof mine.operand, operand);
-    copy_text(mine.line, sizeof mine.line, line_of(node));
+    Descriptor mine = descriptor_of(node, on_cuda);
     BufferPtr output;
     cuda::CudaMemory* output_memory = nullptr;  // of a CUDA result
-    std::exception_ptr failure = job.input_error;
-    if (!failure) {
-      try {
-        output = allocate_result(node, output_memory);
-      } catch (const std::bad_alloc&) {
-        failure = std::make_exception_ptr(
-            Error("out of memory for its result " + ir::type_text(node.dtype, node.shape)));
-      } catch (const Error&) {  // the device's allocator, naming the op and the sizes
-        failure = std::current_exception();
-      }
-    }
-    if (failure) {
+    if (std::exception_ptr failure = allocate_output(job, output, output_memory)) {
       mine.failed = 1;
       copy_text(mine.failure, sizeof mine.failure, what_of(failure));
     }
@@ -280,29 +323,7 @@ class CollectiveQueue {
     if (!finished) throw timed_out("finished moving the data");
     stage_span.reset();
     job.result->fulfil(std::move(output));
-    const auto moved = Clock::now();
-
-    const auto microseconds = [](Clock::duration duration) {
-      return std::chrono::duration_cast<std::chrono::microseconds>(duration).count();
-    };
-    support::Counters& counters = support::counters();
-    counters.collectives.fetch_add(1, std::memory_order_relaxed);
-    counters.collective_bytes.fetch_add(job.input->bytes(), std::memory_order_relaxed);
-    counters.collective_wait_microseconds.fetch_add(microseconds(agreed - start),
-                                                    std::memory_order_relaxed);
-    counters.collective_move_microseconds.fetch_add(microseconds(moved - agreed),
-                                                    std::memory_order_relaxed);
-    if (job.log_level != LogLevel::Off) {
-      const auto milliseconds = [](Clock::duration duration) {
-        return std::chrono::duration<double, std::milli>(duration).count();
-      };
-      std::fprintf(
-          stderr, "[lazuli]   collective #%llu %s %s on %s rank %d/%d: wait=%.3fms move=%.3fms\n",
-          static_cast<unsigned long long>(node.seed), std::string(ir::op_name(node.op)).c_str(),
-          ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape).c_str(),
-          on_cuda ? "NCCL" : communicator->name().c_str(), communicator->rank(), ranks,
-          milliseconds(agreed - start), milliseconds(moved - agreed));
-    }
+    report(job, *communicator, on_cuda, start, agreed, Clock::now());
   }
 
   /// This rank's NCCL communicator, joined at the first collective of CUDA tensors: every rank
