@@ -285,8 +285,9 @@ struct PlanCache::Entry {
   struct KernelNodes {
     int id = 0;
     std::vector<int32_t> nodes, inputs, outputs;
-    /// Shared with every kernel instantiated from this one: hits derive its key once.
-    std::shared_ptr<plan::KernelKeyMemo> key_memo = std::make_shared<plan::KernelKeyMemo>();
+    /// Shared with every kernel instantiated from this one: hits derive its keys once.
+    std::shared_ptr<plan::KernelDescription> description =
+        std::make_shared<plan::KernelDescription>();
     int epilogue = -1;
   };
 
@@ -371,7 +372,7 @@ struct PlanCache::Entry {
     plan->kernels.reserve(kernels.size());
     for (const KernelNodes& kernel : kernels) {
       plan->kernels.push_back({kernel.id, pointers(kernel.nodes), pointers(kernel.inputs),
-                               pointers(kernel.outputs), kernel.key_memo, kernel.epilogue});
+                               pointers(kernel.outputs), kernel.description, kernel.epilogue});
     }
     context.fusion = std::move(plan);
     return context;

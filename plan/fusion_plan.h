@@ -9,7 +9,7 @@
 
 namespace lz::plan {
 
-struct KernelKeyMemo;
+struct KernelDescription;  // plan/kernel_signature.h
 
 /// A group of nodes computed by one kernel launch.
 struct Kernel {
@@ -21,9 +21,10 @@ struct Kernel {
   /// Values the kernel writes out: those read by later kernels or asked for as graph outputs.
   /// Every other node of the kernel lives only inside it.
   std::vector<ir::NodePtr> outputs;
-  /// Shared by the kernels of one structure (the plan cache's), so that what their compiled code
-  /// is found by is derived once; null when the kernel is the only one of its kind.
-  std::shared_ptr<KernelKeyMemo> key_memo;
+  /// Shared by the kernels of one structure (the plan cache's), so that what is derived from the
+  /// structure (the keys of its code, ...) is derived once; null when the kernel is the only one
+  /// of its kind.
+  std::shared_ptr<KernelDescription> description;
   /// For a matmul kernel, the position in FusionPlan::kernels of its epilogue: a later kernel
   /// that computes from the product row by row and runs on each block of the product's rows as
   /// soon as it is computed (passes/matmul_epilogues.h); -1 when it has none.

@@ -84,7 +84,7 @@ int position_of(const std::vector<ir::NodePtr>& nodes, const ir::Node* node) {
 
 bool is_compilable(const Kernel& kernel) {
   // A plan cache hit asks for every kernel at every evaluation: the memo keeps the walk to one.
-  KernelKeyMemo* memo = kernel.key_memo.get();
+  KernelDescription* memo = kernel.description.get();
   if (memo != nullptr) {
     const int8_t known = memo->compilable.load(std::memory_order_relaxed);
     if (known >= 0) return known == 1;
@@ -121,9 +121,17 @@ bool is_flat(const Kernel& kernel) {
 }
 
 bool is_memory_bound(const Kernel& kernel) {
-  return std::all_of(kernel.nodes.begin(), kernel.nodes.end(), [](const ir::NodePtr& node) {
-    return ir::op_info(node->op).cost == ir::CostClass::MemoryBound;
-  });
+  KernelDescription* memo = kernel.description.get();
+  if (memo != nullptr) {
+    const int8_t known = memo->memory_bound.load(std::memory_order_relaxed);
+    if (known >= 0) return known == 1;
+  }
+  const bool memory_bound =
+      std::all_of(kernel.nodes.begin(), kernel.nodes.end(), [](const ir::NodePtr& node) {
+        return ir::op_info(node->op).cost == ir::CostClass::MemoryBound;
+      });
+  if (memo != nullptr) memo->memory_bound.store(memory_bound ? 1 : 0, std::memory_order_relaxed);
+  return memory_bound;
 }
 
 Sizes cpu_sizes(const Kernel& kernel) {
@@ -199,16 +207,26 @@ std::string kernel_key(const Kernel& kernel, Sizes sizes) {
 }
 
 std::pair<Sizes, const std::string&> cpu_sizes_and_key(const Kernel& kernel, std::string& scratch) {
-  if (KernelKeyMemo* memo = kernel.key_memo.get()) {
-    std::call_once(memo->filled, [&] {
-      memo->sizes = cpu_sizes(kernel);
-      memo->key = kernel_key(kernel, memo->sizes);
+  if (KernelDescription* memo = kernel.description.get()) {
+    std::call_once(memo->cpu_filled, [&] {
+      memo->cpu_sizes = cpu_sizes(kernel);
+      memo->cpu_key = kernel_key(kernel, memo->cpu_sizes);
     });
-    return {memo->sizes, memo->key};
+    return {memo->cpu_sizes, memo->cpu_key};
   }
   const Sizes sizes = cpu_sizes(kernel);
   scratch = kernel_key(kernel, sizes);
   return {sizes, scratch};
+}
+
+const std::string& cuda_key(const Kernel& kernel, std::string& scratch) {
+  if (KernelDescription* memo = kernel.description.get()) {
+    std::call_once(memo->cuda_filled,
+                   [&] { memo->cuda_key = kernel_key(kernel, exact_sizes(kernel)); });
+    return memo->cuda_key;
+  }
+  scratch = kernel_key(kernel, exact_sizes(kernel));
+  return scratch;
 }
 
 int scalar_slot_count(const ir::Node& node) {

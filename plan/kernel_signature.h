@@ -66,19 +66,26 @@ bool is_memory_bound(const Kernel& kernel);
 /// trusted for equality.
 std::string kernel_key(const Kernel& kernel, Sizes sizes);
 
-/// The CPU code generator's choice of sizes and key for kernels of one structure
-/// (Kernel::key_memo): the first lookup fills it, the others read it. So does is_compilable
-/// with its answer: 1 or 0, -1 until the first asks.
-struct KernelKeyMemo {
-  std::once_flag filled;
-  Sizes sizes = Sizes::Exact;
-  std::string key;
-  std::atomic<int8_t> compilable{-1};
+/// What is derived from a kernel's structure alone, once for the kernels of one structure
+/// (Kernel::description, which the plan cache's hits share): the first to ask for a part fills
+/// it, the others read it, so a training step's launches build no key and walk no kernel again.
+struct KernelDescription {
+  std::once_flag cpu_filled;
+  Sizes cpu_sizes = Sizes::Exact;  // cpu_sizes(kernel)
+  std::string cpu_key;             // kernel_key(kernel, cpu_sizes): the CPU code's
+  std::once_flag cuda_filled;
+  std::string cuda_key;                  // kernel_key(kernel, exact_sizes(kernel)): the CUDA code's
+  std::atomic<int8_t> compilable{-1};    // is_compilable: 1 or 0, -1 until the first asks
+  std::atomic<int8_t> memory_bound{-1};  // is_memory_bound, likewise
 };
 
-/// cpu_sizes(kernel) and kernel_key(kernel, those sizes), from kernel.key_memo when it has one.
-/// The reference is valid while the kernel lives.
+/// cpu_sizes(kernel) and kernel_key(kernel, those sizes), from kernel.description when it has
+/// one (else built in `scratch`). The reference is valid while the kernel lives.
 std::pair<Sizes, const std::string&> cpu_sizes_and_key(const Kernel& kernel, std::string& scratch);
+
+/// kernel_key(kernel, exact_sizes(kernel)), what the kernel's CUDA code is found by, from
+/// kernel.description when it has one (else built in `scratch`).
+const std::string& cuda_key(const Kernel& kernel, std::string& scratch);
 
 /// Runtime scalar slots `node` takes, in order: full {element}; arange {start, step};
 /// random_uniform / random_normal {seed, low or mean, high or std}; slice {its start in each

@@ -295,17 +295,18 @@ JitKernel build_kernel(const plan::Kernel& kernel, plan::Sizes sizes, const std:
   auto start = std::chrono::steady_clock::now();
   llvm::LLVMContext context;
   LoweredKernel lowered = lower_kernel(kernel, sizes, context, name);
+  const bool memory_bound = plan::is_memory_bound(kernel);  // compiled quickly (jit.h)
   std::string key;
   std::optional<std::string> object;
   if (store != nullptr) {
     key = jit.target_id() + "\nLLVM " LLVM_VERSION_STRING "\n" + kPipelineRevision +
-          (plan::is_memory_bound(kernel) ? "quick\n" : "") + module_text(*lowered.module);
+          (memory_bound ? "quick\n" : "") + module_text(*lowered.module);
     object = store->load(key, result.store_problem);
     result.from_disk = object.has_value();
   }
   result.times.lowering = milliseconds_since(start);
   if (!object || dump != nullptr) {
-    object = jit.compile(*lowered.module, plan::is_memory_bound(kernel), dump, result.times);
+    object = jit.compile(*lowered.module, memory_bound, dump, result.times);
     if (store != nullptr && !result.from_disk) store->store(key, *object);
   }
   start = std::chrono::steady_clock::now();
@@ -321,7 +322,7 @@ JitKernel build_kernel(const plan::Kernel& kernel, plan::Sizes sizes, const std:
     result.store_problem =
         "the cached object code did not load (" + std::string(error.what()) + ")";
     result.from_disk = false;
-    object = jit.compile(*lowered.module, plan::is_memory_bound(kernel), dump, result.times);
+    object = jit.compile(*lowered.module, memory_bound, dump, result.times);
     store->store(key, *object);
     start = std::chrono::steady_clock::now();
     addresses = jit.load(*object, name, symbols, result.code);

@@ -45,10 +45,11 @@ void store_entry(DiskCache& cache, const std::string& key, const CudaProgram& pr
 }  // namespace
 
 std::string program_name(const plan::Kernel& kernel) {
+  std::string scratch;
   char name[24];
-  std::snprintf(name, sizeof(name), "lz_%016llx",
-                static_cast<unsigned long long>(
-                    std::hash<std::string>{}(plan::kernel_key(kernel, plan::exact_sizes(kernel)))));
+  std::snprintf(
+      name, sizeof(name), "lz_%016llx",
+      static_cast<unsigned long long>(std::hash<std::string>{}(plan::cuda_key(kernel, scratch))));
   return name;
 }
 

@@ -36,7 +36,8 @@ class KernelCache {
   const LoadedKernel& find_or_compile(CudaDevice& device, const plan::Kernel& kernel,
                                       const std::string& cache_directory, CudaKernelReport& report,
                                       bool dump) {
-    std::string key = plan::kernel_key(kernel, plan::exact_sizes(kernel));
+    std::string scratch;
+    const std::string& key = plan::cuda_key(kernel, scratch);
     const std::string architecture = device.properties().architecture();
     if (dump) {
       report.source =
@@ -47,7 +48,7 @@ class KernelCache {
       report.ptx = std::move(compiled.ptx);
       report.cubin = std::move(compiled.cubin);
     }
-    const std::pair<int, std::string> slot{device.ordinal(), std::move(key)};
+    const std::pair<int, std::string> slot{device.ordinal(), key};
     {
       std::lock_guard lock(mutex_);
       if (auto found = kernels_.find(slot); found != kernels_.end()) {

@@ -110,16 +110,23 @@ TEST_F(PlanCacheTest, HitsShareTheKeyOfEachKernelsCode) {
   ASSERT_TRUE(first.hit && second.hit);
   ASSERT_EQ(first.context.fusion->kernels.size(), 1u);
   const plan::Kernel& kernel = first.context.fusion->kernels[0];
-  ASSERT_NE(kernel.key_memo, nullptr);
-  EXPECT_EQ(kernel.key_memo, second.context.fusion->kernels[0].key_memo);
+  ASSERT_NE(kernel.description, nullptr);
+  EXPECT_EQ(kernel.description, second.context.fusion->kernels[0].description);
   std::string scratch;
   const auto [sizes, key] = plan::cpu_sizes_and_key(kernel, scratch);
   EXPECT_EQ(sizes, plan::cpu_sizes(kernel));
   EXPECT_EQ(key, plan::kernel_key(kernel, plan::cpu_sizes(kernel)));
-  EXPECT_EQ(&key, &kernel.key_memo->key) << "a hit reads the memo, building no key";
+  EXPECT_EQ(&key, &kernel.description->cpu_key) << "a hit reads the memo, building no key";
   const auto [again_sizes, again] =
       plan::cpu_sizes_and_key(second.context.fusion->kernels[0], scratch);
   EXPECT_EQ(&again, &key);
+  // The CUDA code's key likewise, from the same description.
+  const std::string& cuda = plan::cuda_key(kernel, scratch);
+  EXPECT_EQ(cuda, plan::kernel_key(kernel, plan::exact_sizes(kernel)));
+  EXPECT_EQ(&cuda, &kernel.description->cuda_key);
+  EXPECT_EQ(&plan::cuda_key(second.context.fusion->kernels[0], scratch), &cuda);
+  const bool memory_bound = plan::is_memory_bound(kernel);
+  EXPECT_EQ(kernel.description->memory_bound.load(), memory_bound ? 1 : 0) << "remembered";
 }
 
 TEST_F(PlanCacheTest, AnyOtherStructureMisses) {
