@@ -7,8 +7,8 @@ install(TARGETS lazuli EXPORT lazuliTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # lazuli::dist, when MPI was found: the package config then finds MPI for it.
-if(TARGET lazuli_dist_library)
-  install(TARGETS lazuli_dist_library EXPORT lazuliTargets
+if(TARGET lazuli_distributed_library)
+  install(TARGETS lazuli_distributed_library EXPORT lazuliTargets
     ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
     LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 endif()

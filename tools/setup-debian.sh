@@ -19,7 +19,7 @@ packages=(
   libopenblas-dev  # OpenBLAS: lazuli's float matmul (runtime/cpu/blas_matmul.cpp)
   libdnnl-dev      # oneDNN: lazuli's large float32 matmul (runtime/cpu/onednn_gemm.cpp)
   libopenmpi-dev   # Open MPI: lz::dist's process group (dist/, the library lazuli::dist)
-  openmpi-bin      # mpirun, which runs tests/dist with 2 and 3 ranks
+  openmpi-bin      # mpirun, which runs tests/distributed with 2 and 3 ranks
   python3-dev      # the Python package (python/): headers to build its extension
   python3-venv     # its build and test environment (tools/setup-python.sh)
 )

@@ -433,7 +433,7 @@ TEST(DifferentialFuzzTest, GeneratedGraphsUseEveryOpAndDtype) {
     }
   }
   for (int i = 0; i < ir::kOpCount; ++i) {
-    // A collective's value depends on other processes: tests/dist runs those under mpirun.
+    // A collective's value depends on other processes: tests/distributed runs those under mpirun.
     if (ir::op_info(static_cast<Op>(i)).fuzz == ir::FuzzDomain::Excluded) continue;
     EXPECT_TRUE(ops.contains(static_cast<Op>(i)))
         << "no generated graph uses " << ir::op_name(static_cast<Op>(i));

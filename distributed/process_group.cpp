@@ -5,7 +5,7 @@
 #include <mutex>
 #include <string>
 
-#include "dist/mpi_communicator.h"
+#include "distributed/mpi_communicator.h"
 #include "frontend/recording.h"
 #include "lazuli/dist.h"
 #include "lazuli/error.h"

@@ -340,7 +340,7 @@ TEST(CollectivesTest, BarrierReturnsOnceEveryRankArrives) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
 }
 
-// Run alone, with LZ_DIST_TIMEOUT=1 (tests/dist/CMakeLists.txt): rank 1 never joins.
+// Run alone, with LZ_DIST_TIMEOUT=1 (tests/distributed/CMakeLists.txt): rank 1 never joins.
 TEST(CollectivesTimeoutTest, ACollectiveARankNeverReachesFailsAfterTheTimeout) {
   if (rank() == 1) {
     std::this_thread::sleep_for(std::chrono::seconds(3));
