@@ -2,15 +2,15 @@
 // node's position and first scalar slot, which nodes depend on a reduction, the reduction loops
 // and which loop writes each output.
 //
-// The plan both generators follow (cpu/lowering.cpp, cuda/source.cpp): a kernel without a
-// reduction is one elementwise loop over its last node's positions, which writes the outputs of
-// that shape (every output in a flat kernel). A kernel with reductions
-// runs, for each kept position, one loop over the reduced elements per reduction stage (a
-// stage's reductions read the results of earlier stages only through broadcasts, as softmax's
-// sum of exp(x - max) reads the max), then writes the outputs shaped like the results, then one
-// more loop over the reduced elements for the outputs shaped like the reduced input that read a
-// result (softmax's e / sum). An output none of these computes gets an elementwise loop of its
-// own, which it can only have when it does not depend on a reduction.
+// The plan both generators follow (codegen/cpu/lowering.cpp and reduction_lowering.cpp,
+// codegen/cuda/source.cpp and reduction_entries.cpp): a kernel without a reduction is one
+// elementwise loop over its last node's positions, which writes the outputs of that shape (every
+// output in a flat kernel). A kernel with reductions runs, for each kept position, one loop over
+// the reduced elements per reduction stage (a stage's reductions read the results of earlier stages
+// only through broadcasts, as softmax's sum of exp(x - max) reads the max), then writes the outputs
+// shaped like the results, then one more loop over the reduced elements for the outputs shaped like
+// the reduced input that read a result (softmax's e / sum). An output none of these computes gets
+// an elementwise loop of its own, which it can only have when it does not depend on a reduction.
 #pragma once
 
 #include <optional>
