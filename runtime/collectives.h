@@ -33,8 +33,8 @@
 
 namespace lz::runtime {
 
-/// The transport under the collectives: MPI for host buffers (distributed/). Its calls come from the
-/// communication thread only, one at a time. Collectives of CUDA tensors move through NCCL
+/// The transport under the collectives: MPI for host buffers (distributed/). Its calls come from
+/// the communication thread only, one at a time. Collectives of CUDA tensors move through NCCL
 /// (runtime/cuda/nccl.h), whose ranks find each other through this transport.
 class Communicator {
  public:
