@@ -252,7 +252,7 @@ class ValueEmitter {
       case ir::Op::Transpose: {
         const std::vector<Value> dims = dims_of(index);
         Index at{&input.shape, std::vector<Value>(dims.size()), Value{}};
-        for (size_t d = 0; d < dims.size(); ++d) at.dims[node->axes[d]] = dims[d];
+        for (size_t d = 0; d < dims.size(); ++d) at.dims[node->axes()[d]] = dims[d];
         return emit_value(&input, at);
       }
       case ir::Op::Slice: {
@@ -261,7 +261,7 @@ class ValueEmitter {
         Index at{&input.shape, std::vector<Value>(dims.size()), Value{}};
         for (size_t d = 0; d < dims.size(); ++d) {
           at.dims[d] = backend().index_add(backend().index_scalar(node, static_cast<int>(d)),
-                                           backend().index_scale(dims[d], node->steps[d]));
+                                           backend().index_scale(dims[d], node->steps()[d]));
         }
         return emit_value(&input, at);
       }
@@ -287,7 +287,7 @@ class ValueEmitter {
   /// clamped into the axis so that no read leaves x, and an index outside gives the fill.
   Value compute_gather(const ir::Node* node, Index& index) {
     const ir::Node& x = *node->inputs[0];
-    const int64_t axis = node->axes[0];
+    const int64_t axis = node->axes()[0];
     if (x.shape[axis] == 0) return backend().gather_fill(node);
     Value raw = input_value(*node, 1, index);
     const auto [position, inside] =

@@ -100,7 +100,7 @@ bool MpiCommunicator::move(const ir::Node& node, const memory::Buffer& input,
                                 &request);
       break;
     case ir::Op::Broadcast: {
-      const int root = static_cast<int>(node.axes[1]);
+      const int root = static_cast<int>(node.collective().root);
       if (rank_ == root && input.bytes() > 0) {
         std::memcpy(output.data(), input.data(), input.bytes());
       }

@@ -69,11 +69,12 @@ Tensor record_collective(ir::Op op, std::string_view name, const Tensor& x,
                 Error::Kind::Type);
   }
   ir::NodePtr node = frontend::make_node(op, {input}, loc);
-  node->axes = {communicator->size()};
-  if (op == ir::Op::Broadcast) node->axes.push_back(root);
+  ir::CollectiveAttributes& collective = node->set_attributes().collective;
+  collective.ranks = communicator->size();
+  if (op == ir::Op::Broadcast) collective.root = root;
   ir::infer_type(*node);  // its errors before the sequence number is taken
   check_collective_device(name, input->device);
-  node->seed = runtime::next_collective_sequence();
+  collective.sequence = runtime::next_collective_sequence();
   const Tensor result = frontend::record(std::move(node));
   if (reduce != ReduceOp::Mean) return result;
   return Traced(result, loc) / static_cast<double>(communicator->size());

@@ -63,7 +63,7 @@ void check_index_dtype(std::string_view op, const ir::Node& indices) {
 Tensor gather(const ir::NodePtr& x, const ir::NodePtr& indices, int64_t axis,
               std::source_location loc) {
   ir::NodePtr gathered = make_node(Op::Gather, {x, indices}, loc);
-  gathered->axes = {axis};
+  gathered->set_attributes().axes = {axis};
   return record(std::move(gathered));
 }
 
@@ -106,8 +106,9 @@ Tensor reshape(const Tensor& x, Shape shape, std::source_location loc) try {
 Tensor transpose(const Tensor& x, std::vector<int> perm, std::source_location loc) try {
   const ir::NodePtr& node = node_of(x, "transpose");
   ir::NodePtr transposed = make_node(Op::Transpose, {node}, loc);
+  std::vector<int64_t>& permutation = transposed->set_attributes().axes;
   if (perm.empty()) {
-    for (int d = node->ndim() - 1; d >= 0; --d) transposed->axes.push_back(d);
+    for (int d = node->ndim() - 1; d >= 0; --d) permutation.push_back(d);
   } else {
     // Checked here, against the axes as the user wrote them.
     std::vector<bool> seen(node->ndim(), false);
@@ -122,7 +123,7 @@ Tensor transpose(const Tensor& x, std::vector<int> perm, std::source_location lo
                     std::to_string(node->ndim() - 1) + ", or negative from the end)");
       }
       seen[normalized] = true;
-      transposed->axes.push_back(normalized);
+      permutation.push_back(normalized);
     }
   }
   return record(std::move(transposed));
@@ -152,11 +153,12 @@ Tensor slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64_t> s
                 " for shape " + shape_string(node->shape) + ")");
   }
   ir::NodePtr sliced = make_node(Op::Slice, {node}, loc);
+  ir::NodeAttributes& attributes = sliced->set_attributes();
   for (size_t d = 0; d < ndim; ++d) {
     const int64_t extent = node->shape[d];
     if (d >= start.size()) {
-      sliced->starts.push_back(0);
-      sliced->steps.push_back(1);
+      attributes.starts.push_back(0);
+      attributes.steps.push_back(1);
       sliced->shape.push_back(extent);
       continue;
     }
@@ -166,8 +168,8 @@ Tensor slice(const Tensor& x, std::vector<int64_t> start, std::vector<int64_t> s
                   shape_string(node->shape) + " is 0; use a positive or negative step");
     }
     const auto [first, count] = slice_range(start[d], stop[d], axis_step, extent);
-    sliced->starts.push_back(first);
-    sliced->steps.push_back(axis_step);
+    attributes.starts.push_back(first);
+    attributes.steps.push_back(axis_step);
     sliced->shape.push_back(count);
   }
   return record(std::move(sliced));
@@ -196,7 +198,7 @@ Tensor concatenate(const std::vector<Tensor>& tensors, int axis, std::source_loc
   std::vector<ir::NodePtr> inputs;
   for (const Tensor& tensor : tensors) inputs.push_back(frontend::cast(tensor, dtype, loc).node());
   ir::NodePtr joined = make_node(Op::Concatenate, std::move(inputs), loc);
-  joined->axes = {normalized};
+  joined->set_attributes().axes = {normalized};
   return record(std::move(joined));
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);

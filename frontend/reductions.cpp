@@ -39,7 +39,7 @@ std::vector<int64_t> normalize_axes(std::string_view op, const std::vector<int>&
 Tensor reduce(Op op, const Tensor& x, std::vector<int64_t> axes, bool keepdims,
               std::source_location loc) {
   ir::NodePtr node = make_node(op, {x.node()}, loc);
-  node->axes = std::move(axes);
+  node->set_attributes().axes = std::move(axes);
   node->keepdims = keepdims;
   return record(std::move(node));
 }

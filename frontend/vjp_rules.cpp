@@ -73,8 +73,8 @@ std::vector<Tensor> Rule::apply(const std::vector<bool>& wanted) {
   switch (forward_.op) {
     case Op::Reshape: return {lz::reshape(g_, input_shape(0), loc_)};
     case Op::Transpose: {
-      std::vector<int> inverse(forward_.axes.size());
-      for (size_t i = 0; i < inverse.size(); ++i) inverse[forward_.axes[i]] = static_cast<int>(i);
+      std::vector<int> inverse(forward_.axes().size());
+      for (size_t i = 0; i < inverse.size(); ++i) inverse[forward_.axes()[i]] = static_cast<int>(i);
       return {lz::transpose(g_, std::move(inverse), loc_)};
     }
     case Op::BroadcastTo: return {unbroadcast(g_, input_shape(0))};
@@ -178,7 +178,7 @@ std::vector<Tensor> Rule::reduction() {
   if (forward_.op == Op::Sum) return {lz::broadcast_to(g, x.shape(), loc_)};
   // Max and min: the cotangent goes to the elements equal to the result, shared equally by ties.
   const Tensor chosen = astype(Traced(x, loc_) == with_reduced_axes(result_), x.dtype(), loc_);
-  std::vector<int> axes(forward_.axes.begin(), forward_.axes.end());
+  std::vector<int> axes(forward_.axes().begin(), forward_.axes().end());
   const Tensor ties = lz::sum(chosen, axes, /*keepdims=*/true, loc_);
   return {mul(chosen, div(g, ties))};
 }
@@ -196,7 +196,7 @@ std::vector<Tensor> Rule::collective() {
       // Only the root's operand reaches the results. Every rank still takes part in the sum,
       // and multiplies by 0 or 1, which the simplifier keeps: a rank that dropped the sum would
       // leave the others waiting.
-      const bool root = dist::rank(loc_) == forward_.axes[1];
+      const bool root = dist::rank(loc_) == forward_.collective().root;
       return {mul(dist::all_reduce(g_, ReduceOp::Sum, loc_), root ? 1 : 0)};
     }
     default: {  // all_max, all_min: to the ranks whose element is the result, shared by ties
@@ -215,8 +215,8 @@ std::vector<Tensor> Rule::slice() {
   Tensor g = g_;
   for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
     const int64_t count = forward_.shape[d];
-    int64_t first = forward_.starts[d];
-    int64_t step = forward_.steps[d];
+    int64_t first = forward_.starts()[d];
+    int64_t step = forward_.steps()[d];
     if (count == shape[d] && step == 1) continue;
     if (count == 0) return {lz::zeros(shape, forward_.dtype, loc_)};
     const int rank = static_cast<int>(shape.size());
@@ -251,7 +251,7 @@ std::vector<Tensor> Rule::slice() {
 }
 
 std::vector<Tensor> Rule::concatenate(const std::vector<bool>& wanted) {
-  const int axis = static_cast<int>(forward_.axes[0]);
+  const int axis = static_cast<int>(forward_.axes()[0]);
   const int rank = static_cast<int>(forward_.shape.size());
   std::vector<Tensor> out(forward_.inputs.size());
   int64_t offset = 0;
@@ -272,7 +272,7 @@ std::vector<Tensor> Rule::gather() {
   // indices compared with each position of the axis, on a new axis after it, select the
   // cotangent, and a sum over the gathered axis adds the reads up. Indices outside the axis
   // match no position. The indices have no gradient.
-  const int axis = static_cast<int>(forward_.axes[0]);
+  const int axis = static_cast<int>(forward_.axes()[0]);
   const Shape& x_shape = input_shape(0);
   const int64_t extent = x_shape[axis];
   const Tensor indices = lz::astype(input(1), int64, loc_);
@@ -314,15 +314,16 @@ Tensor Rule::unbroadcast(const Tensor& t, const Shape& shape) const {
 Tensor Rule::with_reduced_axes(const Tensor& t) const {
   if (forward_.keepdims) return t;
   Shape shape = input_shape(0);
-  for (int64_t axis : forward_.axes) shape[axis] = 1;
+  for (int64_t axis : forward_.axes()) shape[axis] = 1;
   return lz::reshape(t, std::move(shape), loc_);
 }
 
 Tensor Rule::strided(const Tensor& t, std::vector<int64_t> starts, std::vector<int64_t> steps,
                      Shape shape) const {
   ir::NodePtr node = make_node(Op::Slice, {t.node()}, loc_);
-  node->starts = std::move(starts);
-  node->steps = std::move(steps);
+  ir::NodeAttributes& attributes = node->set_attributes();
+  attributes.starts = std::move(starts);
+  attributes.steps = std::move(steps);
   node->shape = std::move(shape);
   return record(std::move(node));
 }

@@ -9,9 +9,7 @@ NodePtr copy_without_inputs(const Node& original) {
   node->device = original.device;
   node->keepdims = original.keepdims;
   node->shape = original.shape;
-  node->axes = original.axes;
-  node->starts = original.starts;
-  node->steps = original.steps;
+  if (original.has_attributes()) node->set_attributes() = original.attributes();
   node->params[0] = original.params[0];
   node->params[1] = original.params[1];
   node->seed = original.seed;

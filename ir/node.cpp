@@ -192,15 +192,24 @@ void Node::become_data(std::shared_ptr<memory::Buffer> result) {
   buffer = std::move(result);
   was_computed = op != Op::Data;
   op = Op::Data;
-  keepdims = false;
-  axes.clear();
-  starts.clear();
-  steps.clear();
-  params[0] = params[1] = ScalarParam{};
-  seed = 0;
+  clear_attributes();
   const NodeInputs released = std::move(inputs);
   // `released` goes out of scope here; if it holds the last reference to a long chain, the
   // chain's ~Node calls drain it iteratively.
+}
+
+void Node::clear_attributes() {
+  keepdims = false;
+  params[0] = params[1] = ScalarParam{};
+  seed = 0;
+  attributes_.reset();
+}
+
+const NodeAttributes Node::kNoAttributes;
+
+NodeAttributes& Node::set_attributes() {
+  if (attributes_ == nullptr) attributes_ = std::make_unique<NodeAttributes>();
+  return *attributes_;
 }
 
 Error recorded_error(const Node& node, const std::string& reason) {

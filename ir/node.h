@@ -31,6 +31,27 @@ struct ScalarParam {
   friend bool operator==(const ScalarParam&, const ScalarParam&) = default;
 };
 
+/// What a collective was recorded for. All of them are the same on every rank of the group.
+struct CollectiveAttributes {
+  int64_t ranks = 0;      // the size of the group
+  int64_t root = 0;       // Broadcast: the rank whose value every rank receives
+  uint64_t sequence = 0;  // the collective's place in the order every rank runs them in
+  friend bool operator==(const CollectiveAttributes&, const CollectiveAttributes&) = default;
+};
+
+/// The attributes only some ops carry, held apart from the node (Node::attributes) so that the
+/// elementwise nodes recording makes by the million do not carry them.
+struct NodeAttributes {
+  // Sum/Max/Min/Argmax/Argmin: reduced axes (ascending, non-negative). Transpose: the permutation.
+  // Concatenate, Gather: {axis}.
+  std::vector<int64_t> axes;
+  // Slice: per axis, the first index and the step (non-zero); the extent is the node's shape.
+  std::vector<int64_t> starts;
+  std::vector<int64_t> steps;
+  CollectiveAttributes collective;
+  friend bool operator==(const NodeAttributes&, const NodeAttributes&) = default;
+};
+
 /// A recorded op, its inputs, its inferred type and, once evaluated, its buffer.
 ///
 /// Nodes are reference-counted: a user's Tensor and the consumers of a node keep it alive. When
@@ -44,13 +65,8 @@ struct Node : std::enable_shared_from_this<Node> {
   bool keepdims = false;          // reductions: reduced axes stay as size 1
   Shape shape;
   NodeInputs inputs;
-  // Sum/Max/Min/Argmax/Argmin: reduced axes (ascending, non-negative). Transpose: the permutation.
-  // Concatenate, Gather: {axis}.
-  std::vector<int64_t> axes;
-  // Slice: per axis, the first index and the step (non-zero); the extent is the node's shape.
-  std::vector<int64_t> starts;
-  std::vector<int64_t> steps;
   // Full: {value}. Arange: {start, step}. RandomUniform: {low, high}. RandomNormal: {mean, std}.
+  // Held in the node, not in its attributes: every number in an expression records a full.
   ScalarParam params[2];
   uint64_t seed = 0;                       // random ops
   std::source_location location;           // the user's call that recorded this node
@@ -89,12 +105,30 @@ struct Node : std::enable_shared_from_this<Node> {
   Node& operator=(const Node&) = delete;
   ~Node();
 
+  /// The op's attributes beyond params and seed; empty for the ops that have none.
+  const NodeAttributes& attributes() const {
+    return attributes_ != nullptr ? *attributes_ : kNoAttributes;
+  }
+  bool has_attributes() const { return attributes_ != nullptr; }
+  /// The attributes to fill in, made on first use.
+  NodeAttributes& set_attributes();
+  const std::vector<int64_t>& axes() const { return attributes().axes; }
+  const std::vector<int64_t>& starts() const { return attributes().starts; }
+  const std::vector<int64_t>& steps() const { return attributes().steps; }
+  const CollectiveAttributes& collective() const { return attributes().collective; }
+
   bool is_evaluated() const { return buffer != nullptr; }
   int64_t size() const { return shape_size(shape); }
   int ndim() const { return static_cast<int>(shape.size()); }
 
   /// Turns a computed node into a `data` leaf holding `result`, dropping inputs and attributes.
   void become_data(std::shared_ptr<memory::Buffer> result);
+  /// Drops keepdims, params, seed and attributes, for a pass that turns this node into another op.
+  void clear_attributes();
+
+ private:
+  static const NodeAttributes kNoAttributes;
+  std::unique_ptr<NodeAttributes> attributes_;
 };
 
 /// A new, empty node. Recording makes and frees nodes by the million, so their memory comes

@@ -380,19 +380,20 @@ class Parser {
     } else if (key == "seed") {
       node.seed = read_integer<uint64_t>("a seed (an unsigned integer)");
     } else if (key == "sequence") {
-      node.seed = read_integer<uint64_t>("a sequence number (an unsigned integer)");
-    } else if (key == "ranks") {  // axes = {ranks, root}, in whichever order they are written
-      node.axes.insert(node.axes.begin(), read_integer<int64_t>("a rank count"));
+      node.set_attributes().collective.sequence =
+          read_integer<uint64_t>("a sequence number (an unsigned integer)");
+    } else if (key == "ranks") {
+      node.set_attributes().collective.ranks = read_integer<int64_t>("a rank count");
     } else if (key == "root") {
-      node.axes.push_back(read_integer<int64_t>("a rank"));
+      node.set_attributes().collective.root = read_integer<int64_t>("a rank");
     } else if (key == "axes" || key == "perm") {
-      node.axes = read_list("to start the list");
+      node.set_attributes().axes = read_list("to start the list");
     } else if (key == "axis") {
-      node.axes = {read_integer<int64_t>("an axis")};
+      node.set_attributes().axes = {read_integer<int64_t>("an axis")};
     } else if (key == "starts") {
-      node.starts = read_list("to start the list");
+      node.set_attributes().starts = read_list("to start the list");
     } else if (key == "steps") {
-      node.steps = read_list("to start the list");
+      node.set_attributes().steps = read_list("to start the list");
     } else {  // keepdims
       skip_space();
       const size_t column = cursor_;

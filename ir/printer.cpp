@@ -84,21 +84,21 @@ void append_attributes(std::string& out, const Node& node) {
     case Op::Argmax:
     case Op::Argmin:
       out += "{axes=";
-      append_list(out, node.axes);
+      append_list(out, node.axes());
       out += node.keepdims ? ", keepdims=true" : ", keepdims=false";
       break;
     case Op::Transpose:
       out += "{perm=";
-      append_list(out, node.axes);
+      append_list(out, node.axes());
       break;
     case Op::Concatenate:
     case Op::Gather:
       out += "{axis=";
       // A malformed node keeps its whole list visible; the parser rejects it.
-      if (node.axes.size() == 1)
-        append_integer(out, node.axes[0]);
+      if (node.axes().size() == 1)
+        append_integer(out, node.axes()[0]);
       else
-        append_list(out, node.axes);
+        append_list(out, node.axes());
       break;
     case Op::AllSum:
     case Op::AllMax:
@@ -106,26 +106,20 @@ void append_attributes(std::string& out, const Node& node) {
     case Op::AllGather:
     case Op::ReduceScatter:
     case Op::Broadcast:
-      // A malformed node keeps its whole list visible; the parser rejects it.
-      if (node.axes.size() == (node.op == Op::Broadcast ? 2 : 1)) {
-        out += "{ranks=";
-        append_integer(out, node.axes[0]);
-        if (node.op == Op::Broadcast) {
-          out += ", root=";
-          append_integer(out, node.axes[1]);
-        }
-      } else {
-        out += "{ranks=";
-        append_list(out, node.axes);
+      out += "{ranks=";
+      append_integer(out, node.collective().ranks);
+      if (node.op == Op::Broadcast) {
+        out += ", root=";
+        append_integer(out, node.collective().root);
       }
       out += ", sequence=";
-      append_unsigned(out, node.seed);
+      append_unsigned(out, node.collective().sequence);
       break;
     case Op::Slice:
       out += "{starts=";
-      append_list(out, node.starts);
+      append_list(out, node.starts());
       out += ", steps=";
-      append_list(out, node.steps);
+      append_list(out, node.steps());
       break;
     default: return;
   }

@@ -141,24 +141,24 @@ TensorType infer_where(const Node& node) {
 TensorType infer_reduction(const Node& node) {
   const std::string_view op = op_name(node.op);
   const Node& x = *node.inputs[0];
-  for (size_t i = 0; i < node.axes.size(); ++i) {
-    const int64_t axis = node.axes[i];
+  for (size_t i = 0; i < node.axes().size(); ++i) {
+    const int64_t axis = node.axes()[i];
     if (axis < 0 || axis >= x.ndim()) {
       fail(op, "axis " + std::to_string(axis) + " is out of range for shape " +
                    shape_string(x.shape) + "; the IR needs axes in 0.." +
                    std::to_string(x.ndim() - 1));
     }
-    if (i > 0 && axis <= node.axes[i - 1]) {
-      fail(op, "axes " + list_string(node.axes) + " must be strictly ascending");
+    if (i > 0 && axis <= node.axes()[i - 1]) {
+      fail(op, "axes " + list_string(node.axes()) + " must be strictly ascending");
     }
   }
   const bool index_reduction = node.op == Op::Argmax || node.op == Op::Argmin;
-  if (index_reduction && node.axes.size() != 1) {
-    fail(op, "reduces exactly one axis, got axes " + list_string(node.axes));
+  if (index_reduction && node.axes().size() != 1) {
+    fail(op, "reduces exactly one axis, got axes " + list_string(node.axes()));
   }
   if (node.op == Op::Sum) check_not_bool(op, x.dtype);
   if (node.op != Op::Sum) {
-    for (int64_t axis : node.axes) {
+    for (int64_t axis : node.axes()) {
       if (x.shape[axis] == 0) {
         fail(op, "cannot reduce over axis " + std::to_string(axis) + " of shape " +
                      shape_string(x.shape) + ": it is empty and " + std::string(op) +
@@ -168,7 +168,7 @@ TensorType infer_reduction(const Node& node) {
   }
   Shape shape;
   for (int d = 0; d < x.ndim(); ++d) {
-    const bool reduced = std::binary_search(node.axes.begin(), node.axes.end(), d);
+    const bool reduced = std::binary_search(node.axes().begin(), node.axes().end(), d);
     if (!reduced)
       shape.push_back(x.shape[d]);
     else if (node.keepdims)
@@ -179,38 +179,38 @@ TensorType infer_reduction(const Node& node) {
 
 TensorType infer_transpose(const Node& node) {
   const Node& x = *node.inputs[0];
-  std::vector<int64_t> sorted = node.axes;
+  std::vector<int64_t> sorted = node.axes();
   std::sort(sorted.begin(), sorted.end());
   bool is_permutation = static_cast<int>(sorted.size()) == x.ndim();
   for (size_t i = 0; is_permutation && i < sorted.size(); ++i) {
     is_permutation = sorted[i] == static_cast<int64_t>(i);
   }
   if (!is_permutation) {
-    fail("transpose", "permutation " + list_string(node.axes) + " of shape " +
+    fail("transpose", "permutation " + list_string(node.axes()) + " of shape " +
                           shape_string(x.shape) + " must list each axis 0.." +
                           std::to_string(x.ndim() - 1) + " exactly once");
   }
   Shape shape;
-  for (int64_t axis : node.axes) shape.push_back(x.shape[axis]);
+  for (int64_t axis : node.axes()) shape.push_back(x.shape[axis]);
   return {x.dtype, std::move(shape)};
 }
 
 TensorType infer_slice(const Node& node) {
   const Node& x = *node.inputs[0];
-  if (static_cast<int>(node.starts.size()) != x.ndim() ||
-      static_cast<int>(node.steps.size()) != x.ndim() || node.ndim() != x.ndim()) {
+  if (static_cast<int>(node.starts().size()) != x.ndim() ||
+      static_cast<int>(node.steps().size()) != x.ndim() || node.ndim() != x.ndim()) {
     fail("slice", "needs one start, step and extent per axis of shape " + shape_string(x.shape) +
-                      ", got starts " + list_string(node.starts) + ", steps " +
-                      list_string(node.steps) + " and shape " + shape_string(node.shape));
+                      ", got starts " + list_string(node.starts()) + ", steps " +
+                      list_string(node.steps()) + " and shape " + shape_string(node.shape));
   }
   for (int d = 0; d < x.ndim(); ++d) {
     const int64_t count = node.shape[d];
-    if (node.steps[d] == 0) fail("slice", "step of axis " + std::to_string(d) + " is 0");
+    if (node.steps()[d] == 0) fail("slice", "step of axis " + std::to_string(d) + " is 0");
     if (count < 0) fail("slice", "shape " + shape_string(node.shape) + " has a negative dimension");
     if (count == 0) continue;
-    const int64_t first = node.starts[d];
+    const int64_t first = node.starts()[d];
     int64_t last = 0;
-    const bool overflow = __builtin_mul_overflow(count - 1, node.steps[d], &last) ||
+    const bool overflow = __builtin_mul_overflow(count - 1, node.steps()[d], &last) ||
                           __builtin_add_overflow(first, last, &last);
     if (overflow || first < 0 || first >= x.shape[d] || last < 0 || last >= x.shape[d]) {
       fail("slice", "axis " + std::to_string(d) + " reads indices " + std::to_string(first) + ".." +
@@ -223,11 +223,11 @@ TensorType infer_slice(const Node& node) {
 
 TensorType infer_concatenate(const Node& node) {
   const Node& first = *node.inputs[0];
-  if (node.axes.size() != 1 || node.axes[0] < 0 || node.axes[0] >= first.ndim()) {
-    fail("concatenate", "axis " + list_string(node.axes) + " is not a single axis of shape " +
+  if (node.axes().size() != 1 || node.axes()[0] < 0 || node.axes()[0] >= first.ndim()) {
+    fail("concatenate", "axis " + list_string(node.axes()) + " is not a single axis of shape " +
                             shape_string(first.shape));
   }
-  const int64_t axis = node.axes[0];
+  const int64_t axis = node.axes()[0];
   Shape shape = first.shape;
   for (size_t i = 1; i < node.inputs.size(); ++i) {
     const Node& other = *node.inputs[i];
@@ -255,11 +255,11 @@ TensorType infer_gather(const Node& node) {
     fail("gather", "x " + shape_string(x.shape) + " and indices " + shape_string(indices.shape) +
                        " must have the same rank, at least 1");
   }
-  if (node.axes.size() != 1 || node.axes[0] < 0 || node.axes[0] >= x.ndim()) {
-    fail("gather", "axis " + list_string(node.axes) + " is not a single axis of shape " +
+  if (node.axes().size() != 1 || node.axes()[0] < 0 || node.axes()[0] >= x.ndim()) {
+    fail("gather", "axis " + list_string(node.axes()) + " is not a single axis of shape " +
                        shape_string(x.shape));
   }
-  const int64_t axis = node.axes[0];
+  const int64_t axis = node.axes()[0];
   Shape shape(x.ndim());
   for (int d = 0; d < x.ndim(); ++d) {
     const int64_t a = x.shape[d];
@@ -276,18 +276,15 @@ TensorType infer_gather(const Node& node) {
 TensorType infer_collective(const Node& node) {
   const std::string_view op = op_name(node.op);
   const Node& x = *node.inputs[0];
-  const size_t attributes = node.op == Op::Broadcast ? 2 : 1;
-  if (node.axes.size() != attributes || node.axes[0] < 1) {
-    fail(op, "ranks " + list_string(node.axes) + " must be one positive count" +
-                 (node.op == Op::Broadcast ? " followed by the root rank" : ""));
-  }
-  const int64_t ranks = node.axes[0];
+  const int64_t ranks = node.collective().ranks;
+  if (ranks < 1) fail(op, "ranks " + std::to_string(ranks) + " must be a positive count");
+  const int64_t root = node.collective().root;
   switch (node.op) {
     case Op::AllSum:
     case Op::ReduceScatter: check_not_bool(op, x.dtype); break;
     case Op::Broadcast:
-      if (node.axes[1] < 0 || node.axes[1] >= ranks) {
-        fail(op, "root " + std::to_string(node.axes[1]) +
+      if (root < 0 || root >= ranks) {
+        fail(op, "root " + std::to_string(root) +
                      " is not a rank of the group: valid ranks are 0.." +
                      std::to_string(ranks - 1));
       }

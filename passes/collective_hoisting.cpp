@@ -38,7 +38,8 @@ void hoist_collectives(plan::FusionPlan& plan) {
     if (is_collective(plan.kernels[k])) collectives.push_back(k);
   }
   std::stable_sort(collectives.begin(), collectives.end(), [&](size_t a, size_t b) {
-    return plan.kernels[a].nodes.back()->seed < plan.kernels[b].nodes.back()->seed;
+    return plan.kernels[a].nodes.back()->collective().sequence <
+           plan.kernels[b].nodes.back()->collective().sequence;
   });
   for (size_t i = 1; i < collectives.size(); ++i) depend(collectives[i - 1], collectives[i]);
 

@@ -47,9 +47,10 @@ struct NodeHash {
     hash = mix_all(hash, node->shape);
     if (holds_buffer(*node)) return hash_mix(hash, std::hash<const void*>{}(node->buffer.get()));
     hash = hash_mix(hash, node->keepdims);
-    hash = mix_all(hash, node->axes);
-    hash = mix_all(hash, node->starts);
-    hash = mix_all(hash, node->steps);
+    hash = mix_all(hash, node->axes());
+    hash = mix_all(hash, node->starts());
+    hash = mix_all(hash, node->steps());
+    hash = hash_mix(hash, node->collective().sequence);
     for (const ir::ScalarParam& param : node->params) {
       hash = hash_mix(hash, std::bit_cast<uint64_t>(param.floating));
       hash = hash_mix(hash, static_cast<uint64_t>(param.integer));
@@ -69,9 +70,9 @@ struct NodeEqual {
     if (holds_buffer(*a) || holds_buffer(*b)) {
       return a->buffer != nullptr && a->buffer == b->buffer;
     }
-    return a->keepdims == b->keepdims && a->axes == b->axes && a->starts == b->starts &&
-           a->steps == b->steps && same_param(a->params[0], b->params[0]) &&
-           same_param(a->params[1], b->params[1]) && a->seed == b->seed &&
+    return a->keepdims == b->keepdims && a->attributes() == b->attributes() &&
+           same_param(a->params[0], b->params[0]) && same_param(a->params[1], b->params[1]) &&
+           a->seed == b->seed &&
            a->inputs == b->inputs;  // compares the pointers, already canonical
   }
 };

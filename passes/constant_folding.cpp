@@ -80,13 +80,8 @@ std::optional<ir::ScalarParam> fold_elementwise(const ir::Node& node) {
 void become_full(ir::Node& node, ir::ScalarParam value) {
   node.op = ir::Op::Full;
   node.inputs.clear();
-  node.keepdims = false;
-  node.axes.clear();
-  node.starts.clear();
-  node.steps.clear();
+  node.clear_attributes();
   node.params[0] = value;
-  node.params[1] = {};
-  node.seed = 0;
 }
 
 bool constant_is_one(const ir::Node& node) {

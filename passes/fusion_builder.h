@@ -33,7 +33,7 @@ struct ReductionSignature {
 };
 
 inline ReductionSignature signature_of(const Node& reduction) {
-  return {reduction.inputs[0]->shape, reduction.axes};
+  return {reduction.inputs[0]->shape, reduction.axes()};
 }
 
 struct Group {

@@ -52,7 +52,8 @@ bool computes_by_rows_from(const plan::Kernel& kernel, const ir::Node& product) 
     const Shape& input = node->inputs[0]->shape;
     const bool by_rows =
         (is_elementwise(node->op) && shapes.either(node->shape)) ||
-        (reduction && input == shapes.elements && node->axes == std::vector<int64_t>{last_axis}) ||
+        (reduction && input == shapes.elements &&
+         node->axes() == std::vector<int64_t>{last_axis}) ||
         (node->op == ir::Op::Reshape && shapes.per_row(input) && shapes.per_row(node->shape)) ||
         (node->op == ir::Op::BroadcastTo && input == shapes.kept_row &&
          node->shape == shapes.elements);

@@ -35,10 +35,11 @@ bool same_bits(const ir::ScalarParam& a, const ir::ScalarParam& b) {
          a.integer == b.integer;
 }
 
-/// Equal buffers, params, seeds and starts: what a hit copies.
+/// Equal buffers, params, seeds, starts and collectives: what a hit copies.
 bool same_values(const ir::Node& a, const ir::Node& b) {
   return a.buffer == b.buffer && same_bits(a.params[0], b.params[0]) &&
-         same_bits(a.params[1], b.params[1]) && a.seed == b.seed && a.starts == b.starts;
+         same_bits(a.params[1], b.params[1]) && a.seed == b.seed && a.starts() == b.starts() &&
+         a.collective() == b.collective();
 }
 
 /// Value-carrying nodes equal as common-subexpression elimination compares their values
@@ -51,8 +52,8 @@ uint64_t same_values_hash(const ir::Node& node) {
     hash = hash_mix(hash, std::bit_cast<uint64_t>(param.floating));
   }
   hash = hash_mix(hash, node.seed);
-  for (int64_t start : node.starts) hash = hash_mix(hash, static_cast<uint64_t>(start));
-  return hash;
+  for (int64_t start : node.starts()) hash = hash_mix(hash, static_cast<uint64_t>(start));
+  return hash_mix(hash, node.collective().sequence);
 }
 
 bool same_value_carriers(const ir::Node& a, const ir::Node& b) {
@@ -101,15 +102,17 @@ std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::Wiring& wiri
   std::vector<std::pair<uint64_t, int64_t>> collectives;  // (sequence, position)
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     const ir::Node& node = *graph.nodes[i];
-    if (ir::is_collective(node.op)) collectives.emplace_back(node.seed, static_cast<int64_t>(i));
+    if (ir::is_collective(node.op)) {
+      collectives.emplace_back(node.collective().sequence, static_cast<int64_t>(i));
+    }
     // 8 bits each of op, dtype, device kind and flags, then the device index; then the lengths
     // of the lists that follow, 12 bits each unless one is longer.
     signature.push_back(static_cast<int64_t>(node.op) | static_cast<int64_t>(node.dtype) << 8 |
                         static_cast<int64_t>(node.device.kind()) << 16 |
                         int64_t{node.is_evaluated() + 2 * node.keepdims} << 24 |
                         int64_t{node.device.index()} << 32);
-    const size_t lengths[] = {node.shape.size(), node.axes.size(), node.steps.size(),
-                              node.starts.size(), node.inputs.size()};
+    const size_t lengths[] = {node.shape.size(), node.axes().size(), node.steps().size(),
+                              node.starts().size(), node.inputs.size()};
     if (std::all_of(std::begin(lengths), std::end(lengths), [](size_t n) { return n < 4096; })) {
       int64_t packed = 0;
       for (size_t length : lengths) packed = packed << 12 | static_cast<int64_t>(length);
@@ -120,8 +123,8 @@ std::vector<int64_t> signature_of(const ir::Graph& graph, const ir::Wiring& wiri
     }
     // Element by element: these lists are short, and a range insert calls memmove for each.
     for (int64_t extent : node.shape) signature.push_back(extent);
-    for (int64_t axis : node.axes) signature.push_back(axis);
-    for (int64_t step : node.steps) signature.push_back(step);
+    for (int64_t axis : node.axes()) signature.push_back(axis);
+    for (int64_t step : node.steps()) signature.push_back(step);
     for (int32_t input : wiring.inputs_of(i)) signature.push_back(input);
     signature.push_back(is_foldable(node) ? detail::simplifier_class(node) : 0);
     signature.push_back(carries_values(node) ? first_equal.first_of(static_cast<int64_t>(i)) : -1);
@@ -165,6 +168,7 @@ struct RecordedValues {
   ir::ScalarParam params[2];
   uint64_t seed;
   std::vector<int64_t> starts;
+  ir::CollectiveAttributes collective;
 
   explicit RecordedValues(const ir::Node& node)
       : op(node.op),
@@ -173,19 +177,22 @@ struct RecordedValues {
         buffer(node.buffer.get()),
         params{node.params[0], node.params[1]},
         seed(node.seed),
-        starts(node.starts) {}
+        starts(node.starts()),
+        collective(node.collective()) {}
 
   /// Whether `other` recorded the same op, type and values.
   bool same_as(const RecordedValues& other) const {
     return op == other.op && dtype == other.dtype && shape == other.shape &&
            buffer == other.buffer && same_bits(params[0], other.params[0]) &&
-           same_bits(params[1], other.params[1]) && seed == other.seed && starts == other.starts;
+           same_bits(params[1], other.params[1]) && seed == other.seed && starts == other.starts &&
+           collective == other.collective;
   }
 
   /// Whether `node` still is this op with these values.
   bool unchanged_in(const ir::Node& node) const {
     return node.op == op && node.buffer.get() == buffer && same_bits(node.params[0], params[0]) &&
-           same_bits(node.params[1], params[1]) && node.seed == seed && node.starts == starts;
+           same_bits(node.params[1], params[1]) && node.seed == seed && node.starts() == starts &&
+           node.collective() == collective;
   }
 };
 
@@ -329,7 +336,10 @@ struct PlanCache::Entry {
       node.params[0] = original.params[0];
       node.params[1] = original.params[1];
       node.seed = original.seed;
-      node.starts = original.starts;
+      if (original.has_attributes()) {
+        node.set_attributes().starts = original.starts();
+        node.set_attributes().collective = original.collective();
+      }
     }
   }
 

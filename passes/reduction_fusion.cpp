@@ -78,7 +78,7 @@ std::string FusionBuilder::epilogue_problem(int position, int target) {
   const Node& reduction = node(position);
   const Shape& domain = reduction.inputs[0]->shape;
   Shape kept_with_ones = domain;
-  for (int64_t axis : reduction.axes) kept_with_ones[axis] = 1;
+  for (int64_t axis : reduction.axes()) kept_with_ones[axis] = 1;
   const Shape kept = squeeze(kept_with_ones);
 
   ++walk_;

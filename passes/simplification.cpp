@@ -97,13 +97,7 @@ struct Rewrite {
 void become(ir::Node& node, ir::Op op, ir::NodeInputs inputs) {
   node.op = op;
   node.inputs = std::move(inputs);
-  node.keepdims = false;
-  node.axes.clear();
-  node.starts.clear();
-  node.steps.clear();
-  node.params[0] = {};
-  node.params[1] = {};
-  node.seed = 0;
+  node.clear_attributes();
 }
 
 /// `x` in place of `node`, whose elements are x's: x itself when the types agree, else x
@@ -273,11 +267,11 @@ class Simplifier {
         }
         break;
       case ir::Op::Transpose:
-        if (is_identity(node.axes)) return Rewrite::replace_with(input);
+        if (is_identity(node.axes())) return Rewrite::replace_with(input);
         if (nested) {
-          std::vector<int64_t> composed(node.axes.size());
-          for (size_t i = 0; i < composed.size(); ++i) composed[i] = input->axes[node.axes[i]];
-          node.axes = std::move(composed);
+          std::vector<int64_t> composed(node.axes().size());
+          for (size_t i = 0; i < composed.size(); ++i) composed[i] = input->axes()[node.axes()[i]];
+          node.set_attributes().axes = std::move(composed);
           node.inputs = {input->inputs[0]};
           return Rewrite::in_place();
         }

@@ -52,12 +52,12 @@ class PlanPrinter {
 }  // namespace
 
 bool swaps_last_two_axes(const ir::Node& node) {
-  if (node.op != ir::Op::Transpose || node.axes.size() < 2) return false;
-  const int64_t rank = static_cast<int64_t>(node.axes.size());
+  if (node.op != ir::Op::Transpose || node.axes().size() < 2) return false;
+  const int64_t rank = static_cast<int64_t>(node.axes().size());
   for (int64_t d = 0; d < rank - 2; ++d) {
-    if (node.axes[d] != d) return false;
+    if (node.axes()[d] != d) return false;
   }
-  return node.axes[rank - 2] == rank - 1 && node.axes[rank - 1] == rank - 2;
+  return node.axes()[rank - 2] == rank - 1 && node.axes()[rank - 1] == rank - 2;
 }
 
 bool is_matmul_kernel(const Kernel& kernel) {

@@ -22,8 +22,8 @@ int64_t input_elements(const ir::Node& reduction, bool along) {
   const Shape& shape = reduction.inputs[0]->shape;
   int64_t elements = 1;
   for (size_t d = 0; d < shape.size(); ++d) {
-    const bool reduced =
-        std::find(reduction.axes.begin(), reduction.axes.end(), int64_t(d)) != reduction.axes.end();
+    const bool reduced = std::find(reduction.axes().begin(), reduction.axes().end(), int64_t(d)) !=
+                         reduction.axes().end();
     if (reduced == along) elements *= shape[d];
   }
   return elements;
@@ -120,9 +120,9 @@ KernelLayout::KernelLayout(const Kernel& kernel, Sizes sizes) {
   ReductionLoops& loops = reduction.emplace();
   const ir::Node& first = *staged_reductions.front().second;
   loops.input_shape = first.inputs[0]->shape;
-  loops.axes = first.axes;
+  loops.axes = first.axes();
   for (const auto& [stage, node] : staged_reductions) {
-    if (node->inputs[0]->shape != loops.input_shape || node->axes != loops.axes) {
+    if (node->inputs[0]->shape != loops.input_shape || node->axes() != loops.axes) {
       throw UnsupportedKernel("reductions over different shapes or axes in one kernel");
     }
     if (static_cast<size_t>(stage) >= loops.stages.size()) loops.stages.resize(stage + 1);

@@ -186,8 +186,8 @@ std::string kernel_key(const Kernel& kernel, Sizes sizes) {
     key += ' ';
     append_value_type(*node);
     if (node->keepdims) key += 'k';
-    if (!node->axes.empty()) append_list(key, 'a', node->axes);
-    if (!node->steps.empty()) append_list(key, 'c', node->steps);
+    if (!node->axes().empty()) append_list(key, 'a', node->axes());
+    if (!node->steps().empty()) append_list(key, 'c', node->steps());
     for (const ir::NodePtr& input : node->inputs) {
       const ir::NodePositions::Entry* inside = nodes.find(input.get());
       key += inside != nodes.end() ? '%' : '@';
@@ -235,7 +235,7 @@ int scalar_slot_count(const ir::Node& node) {
     case ir::Op::Arange: return 2;
     case ir::Op::RandomUniform:
     case ir::Op::RandomNormal: return 3;
-    case ir::Op::Slice: return static_cast<int>(node.starts.size());
+    case ir::Op::Slice: return static_cast<int>(node.starts().size());
     default: return 0;
   }
 }
@@ -259,7 +259,7 @@ std::vector<uint64_t> kernel_scalars(const Kernel& kernel, Sizes sizes) {
         }
         break;
       case ir::Op::Slice:
-        for (int64_t start : node->starts) slots.push_back(static_cast<uint64_t>(start));
+        for (int64_t start : node->starts()) slots.push_back(static_cast<uint64_t>(start));
         break;
       default: break;
     }

@@ -24,8 +24,8 @@ void gather(const ir::Node& node, const memory::Buffer& x, const std::vector<int
 /// Output dimension d reads input dimension perm[d].
 void transpose(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
   const std::vector<int64_t> in_strides = contiguous_strides(node.inputs[0]->shape);
-  std::vector<int64_t> strides(node.axes.size());
-  for (size_t d = 0; d < node.axes.size(); ++d) strides[d] = in_strides[node.axes[d]];
+  std::vector<int64_t> strides(node.axes().size());
+  for (size_t d = 0; d < node.axes().size(); ++d) strides[d] = in_strides[node.axes()[d]];
   gather(node, x, strides, 0, out);
 }
 
@@ -37,8 +37,8 @@ void slice(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
   for (size_t d = 0; d < in_strides.size(); ++d) {
     // An axis of one element (or none) never steps, and its step may be any int64: the product
     // could overflow. Otherwise every stepped index lies in the input, and so does the product.
-    strides[d] = node.shape[d] <= 1 ? 0 : in_strides[d] * node.steps[d];
-    start += in_strides[d] * node.starts[d];
+    strides[d] = node.shape[d] <= 1 ? 0 : in_strides[d] * node.steps()[d];
+    start += in_strides[d] * node.starts()[d];
   }
   gather(node, x, strides, start, out);
 }
@@ -47,7 +47,7 @@ void slice(const ir::Node& node, const memory::Buffer& x, memory::Buffer& out) {
 /// every row of the outer dimensions, in input order.
 void concatenate(const ir::Node& node, std::span<const memory::Buffer* const> inputs,
                  memory::Buffer& out) {
-  const int64_t axis = node.axes[0];
+  const int64_t axis = node.axes()[0];
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= node.shape[d];
   const int64_t out_row_bytes = outer == 0 ? 0 : out.bytes() / outer;
@@ -82,7 +82,7 @@ void gather_along_axis(const ir::Node& node, const memory::Buffer& x, const memo
                        memory::Buffer& out) {
   const ir::Node& x_node = *node.inputs[0];
   const ir::Node& indices_node = *node.inputs[1];
-  const int64_t axis = node.axes[0];
+  const int64_t axis = node.axes()[0];
   const int64_t extent = x_node.shape[axis];
   std::vector<int64_t> x_strides = broadcast_strides(x_node.shape, node.shape);
   const int64_t axis_stride = contiguous_strides(x_node.shape)[axis];

@@ -13,9 +13,9 @@ namespace {
 /// the reduced axes set to 1.
 std::vector<int64_t> reduction_output_strides(const ir::Node& node) {
   Shape kept = node.inputs[0]->shape;
-  for (int64_t axis : node.axes) kept[axis] = 1;
+  for (int64_t axis : node.axes()) kept[axis] = 1;
   std::vector<int64_t> strides = contiguous_strides(kept);
-  for (int64_t axis : node.axes) strides[axis] = 0;
+  for (int64_t axis : node.axes()) strides[axis] = 0;
   return strides;
 }
 
@@ -70,12 +70,12 @@ void extremum(const ir::Node& node, const T* in, T* out, bool is_max) {
   });
 }
 
-/// Index of the first maximum (is_max) or minimum along node.axes[0]; the first NaN counts as
+/// Index of the first maximum (is_max) or minimum along node.axes()[0]; the first NaN counts as
 /// either, as in numpy.
 template <class T>
 void arg_extremum(const ir::Node& node, const T* in, int64_t* out, bool is_max) {
   const Shape& shape = node.inputs[0]->shape;
-  const int64_t axis = node.axes[0];
+  const int64_t axis = node.axes()[0];
   int64_t outer = 1;
   int64_t inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= shape[d];

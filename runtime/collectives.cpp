@@ -131,9 +131,9 @@ struct Job {
 /// What this rank tells the others of collective `node` before it runs it.
 Descriptor descriptor_of(const ir::Node& node, bool on_cuda) {
   Descriptor mine;
-  mine.sequence = node.seed;
+  mine.sequence = node.collective().sequence;
   mine.op = static_cast<int32_t>(node.op);
-  mine.root = node.op == ir::Op::Broadcast ? static_cast<int32_t>(node.axes[1]) : 0;
+  mine.root = static_cast<int32_t>(node.collective().root);
   // A rank's CUDA tensor meets the others' through NCCL, a host tensor through the host
   // transport: the ranks must agree on which.
   const std::string operand =
@@ -183,12 +183,13 @@ void report(const Job& job, const Communicator& communicator, bool on_cuda, Cloc
     const auto milliseconds = [](Clock::duration duration) {
       return std::chrono::duration<double, std::milli>(duration).count();
     };
-    std::fprintf(
-        stderr, "[lazuli]   collective #%llu %s %s on %s rank %d/%d: wait=%.3fms move=%.3fms\n",
-        static_cast<unsigned long long>(node.seed), std::string(ir::op_name(node.op)).c_str(),
-        ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape).c_str(),
-        on_cuda ? "NCCL" : communicator.name().c_str(), communicator.rank(), communicator.size(),
-        milliseconds(agreed - start), milliseconds(moved - agreed));
+    std::fprintf(stderr,
+                 "[lazuli]   collective #%llu %s %s on %s rank %d/%d: wait=%.3fms move=%.3fms\n",
+                 static_cast<unsigned long long>(node.collective().sequence),
+                 std::string(ir::op_name(node.op)).c_str(),
+                 ir::type_text(node.inputs[0]->dtype, node.inputs[0]->shape).c_str(),
+                 on_cuda ? "NCCL" : communicator.name().c_str(), communicator.rank(),
+                 communicator.size(), milliseconds(agreed - start), milliseconds(moved - agreed));
   }
 }
 
@@ -261,7 +262,7 @@ class CollectiveQueue {
     }
     if (!broken.empty()) throw ir::recorded_error(node, broken);
     support::trace::Span span("collective", ir::op_name(node.op));
-    span.arg("sequence", static_cast<int64_t>(node.seed));
+    span.arg("sequence", static_cast<int64_t>(node.collective().sequence));
     span.arg("bytes", static_cast<int64_t>(node.inputs[0]->size()) * dtype_size(node.dtype));
     const auto start = Clock::now();
 

@@ -356,7 +356,7 @@ Value* KernelEmitter::leaf(const Node* node, Index& index) {
 /// Every input is read at the position clamped into its block, then the block containing
 /// the position is selected: no branches, and no read outside any input.
 Value* KernelEmitter::concatenate(const Node* node, Index& index) {
-  const int64_t axis = node->axes[0];
+  const int64_t axis = node->axes()[0];
   const std::vector<Value*> dims = dims_of(index);
   Value* result = nullptr;
   int64_t offset = 0;

@@ -111,7 +111,7 @@ void KernelEmitter::update_accumulator(const Node* reduction, const Accumulator&
     Value* take =
         builder_.CreateAnd(builder_.CreateNot(seen_nan), builder_.CreateOr(x_nan, better));
     Value* best_index = builder_.CreateLoad(builder_.getInt64Ty(), accumulator.index);
-    builder_.CreateStore(builder_.CreateSelect(take, dims[reduction->axes[0]], best_index),
+    builder_.CreateStore(builder_.CreateSelect(take, dims[reduction->axes()[0]], best_index),
                          accumulator.index);
     builder_.CreateStore(builder_.CreateSelect(take, x, current), accumulator.value);
     builder_.CreateStore(builder_.CreateOr(seen_nan, x_nan), accumulator.flag);

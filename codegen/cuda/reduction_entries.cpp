@@ -121,7 +121,7 @@ void SourceEmitter::accumulate_at(const std::vector<ReductionState>& reductions,
                                   const std::vector<const Node*>& outputs, Index& index) {
   for (const ReductionState& r : reductions) {
     const std::string x = input_value(*r.node, 0, index);
-    update_state(writer_, r, x, tracks_index(r) ? dims_of(index)[r.node->axes[0]] : "");
+    update_state(writer_, r, x, tracks_index(r) ? dims_of(index)[r.node->axes()[0]] : "");
   }
   for (const Node* output : outputs) {
     const std::string value = emit_value(output, index);

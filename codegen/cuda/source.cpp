@@ -282,7 +282,7 @@ std::string SourceEmitter::gather_fill(const Node* node) {
 
 /// A branch per input: only the input holding the position is read.
 std::string SourceEmitter::concatenate(const Node* node, Index& index) {
-  const int64_t axis = node->axes[0];
+  const int64_t axis = node->axes()[0];
   const std::vector<std::string> dims = dims_of(index);
   std::vector<const Node*> inputs;
   for (const ir::NodePtr& input : node->inputs) {

@@ -231,8 +231,8 @@ bool NcclCommunicator::move(const ir::Node& node, const memory::Buffer& input, C
         break;
       case ir::Op::Broadcast:
         call = "ncclBroadcast";
-        result = api_.broadcast(send, receive, count, type, static_cast<int>(node.axes[1]), comm_,
-                                stream);
+        result = api_.broadcast(send, receive, count, type,
+                                static_cast<int>(node.collective().root), comm_, stream);
         break;
       default: throw ir::recorded_error(node, "is not a collective: NCCL cannot run it");
     }

@@ -44,7 +44,7 @@ inline NodePtr full(DType dtype, Shape shape, ScalarParam value) {
 
 inline NodePtr reduce(Op op, NodePtr input, std::vector<int64_t> axes, bool keepdims) {
   return make_node(op, {std::move(input)}, [&](Node& node) {
-    node.axes = std::move(axes);
+    node.set_attributes().axes = std::move(axes);
     node.keepdims = keepdims;
   });
 }
@@ -52,19 +52,16 @@ inline NodePtr reduce(Op op, NodePtr input, std::vector<int64_t> axes, bool keep
 inline NodePtr slice(NodePtr input, std::vector<int64_t> starts, std::vector<int64_t> steps,
                      Shape extents) {
   return make_node(Op::Slice, {std::move(input)}, [&](Node& node) {
-    node.starts = std::move(starts);
-    node.steps = std::move(steps);
+    node.set_attributes().starts = std::move(starts);
+    node.set_attributes().steps = std::move(steps);
     node.shape = std::move(extents);
   });
 }
 
-/// Collective `op` of `x` over `axes` ({ranks} or, for broadcast, {ranks, root}), sequence number
-/// `sequence`.
-inline NodePtr collective(Op op, NodePtr x, std::vector<int64_t> axes, uint64_t sequence) {
-  return make_node(op, {std::move(x)}, [&](Node& node) {
-    node.axes = std::move(axes);
-    node.seed = sequence;
-  });
+/// Collective `op` of `x`, as recorded for `attributes`.
+inline NodePtr collective(Op op, NodePtr x, CollectiveAttributes attributes) {
+  return make_node(op, {std::move(x)},
+                   [&](Node& node) { node.set_attributes().collective = attributes; });
 }
 
 /// The graph behind `outputs`, as the frontend would collect it.
@@ -131,23 +128,26 @@ inline NodePtr sample_node(Op op) {
     case Op::Reshape:
       return make_node(op, {data(float32, {2, 6})}, [](Node& node) { node.shape = {3, 4}; });
     case Op::Transpose:
-      return make_node(op, {data(float32, {2, 3, 4})}, [](Node& node) { node.axes = {2, 0, 1}; });
+      return make_node(op, {data(float32, {2, 3, 4})}, [](Node& node) {
+        node.set_attributes().axes = {2, 0, 1};
+      });
     case Op::BroadcastTo:
       return make_node(op, {data(float32, {3, 1})}, [](Node& node) { node.shape = {2, 3, 4}; });
     case Op::Slice: return slice(data(float32, {5, 6}), {4, 0}, {-2, 3}, {3, 2});
     case Op::Concatenate:
       return make_node(op, {data(float32, {2, 3}), data(float32, {2, 1}), data(float32, {2, 2})},
-                       [](Node& node) { node.axes = {1}; });
+                       [](Node& node) { node.set_attributes().axes = {1}; });
     case Op::Gather:
       return make_node(op, {data(float32, {4, 1}), data(int32, {2, 3})},
-                       [](Node& node) { node.axes = {0}; });
+                       [](Node& node) { node.set_attributes().axes = {0}; });
     case Op::MatMul: return make_node(op, {data(float32, {5, 2, 3}), data(float32, {3, 4})});
-    case Op::AllSum: return collective(op, data(float32, {2, 3}), {3}, 5);
-    case Op::AllMax: return collective(op, data(int32, {4}), {2}, 6);
-    case Op::AllMin: return collective(op, data(bool_, {2}), {2}, 7);
-    case Op::AllGather: return collective(op, data(float64, {2, 2}), {3}, 8);
-    case Op::ReduceScatter: return collective(op, data(float32, {6}), {3}, 9);
-    case Op::Broadcast: return collective(op, data(int64, {3}), {4, 1}, 10);
+    case Op::AllSum: return collective(op, data(float32, {2, 3}), {.ranks = 3, .sequence = 5});
+    case Op::AllMax: return collective(op, data(int32, {4}), {.ranks = 2, .sequence = 6});
+    case Op::AllMin: return collective(op, data(bool_, {2}), {.ranks = 2, .sequence = 7});
+    case Op::AllGather: return collective(op, data(float64, {2, 2}), {.ranks = 3, .sequence = 8});
+    case Op::ReduceScatter: return collective(op, data(float32, {6}), {.ranks = 3, .sequence = 9});
+    case Op::Broadcast:
+      return collective(op, data(int64, {3}), {.ranks = 4, .root = 1, .sequence = 10});
   }
   return nullptr;
 }

@@ -35,9 +35,10 @@ void expect_same_graph(const Graph& expected, const Graph& actual) {
     EXPECT_EQ(a.dtype, b.dtype);
     EXPECT_EQ(a.shape, b.shape);
     EXPECT_EQ(a.keepdims, b.keepdims);
-    EXPECT_EQ(a.axes, b.axes);
-    EXPECT_EQ(a.starts, b.starts);
-    EXPECT_EQ(a.steps, b.steps);
+    EXPECT_EQ(a.axes(), b.axes());
+    EXPECT_EQ(a.starts(), b.starts());
+    EXPECT_EQ(a.steps(), b.steps());
+    EXPECT_EQ(a.collective(), b.collective());
     EXPECT_EQ(a.seed, b.seed);
     for (int k = 0; k < 2; ++k) {
       if (is_floating(a.dtype)) {
@@ -327,6 +328,18 @@ TEST(ParserTest, IllTypedNodesReportTheTypingError) {
                         "%1 = add(%0) : f32[3]\n"
                         "return %1\n"),
             "[parse] line 2: %1: [add] takes 2 inputs, got 1");
+}
+
+TEST(ParserTest, ACollectiveOfNoRanksOrARootOutsideTheGroupIsRejected) {
+  EXPECT_EQ(parse_error("%0 = data() : f32[3]\n"
+                        "%1 = all_sum(%0) {ranks=0, sequence=1} : f32[3]\n"
+                        "return %1\n"),
+            "[parse] line 2: %1: [all_sum] ranks 0 must be a positive count");
+  EXPECT_EQ(parse_error("%0 = data() : f32[3]\n"
+                        "%1 = broadcast(%0) {ranks=2, root=2, sequence=1} : f32[3]\n"
+                        "return %1\n"),
+            "[parse] line 2: %1: [broadcast] root 2 is not a rank of the group: valid ranks are "
+            "0..1");
 }
 
 }  // namespace

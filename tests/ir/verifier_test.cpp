@@ -81,7 +81,8 @@ TEST(VerifierTest, RejectsTheWrongNumberOfInputs) {
   y->inputs.push_back(x);
   EXPECT_EQ(verify_error(graph_with({x, y}, {y})),
             "[verify] %1 (neg) has 2 inputs but neg takes 1");
-  const NodePtr joined = make_node(Op::Concatenate, {x}, [](Node& node) { node.axes = {0}; });
+  const NodePtr joined =
+      make_node(Op::Concatenate, {x}, [](Node& node) { node.set_attributes().axes = {0}; });
   joined->inputs.clear();
   EXPECT_EQ(verify_error(graph_with({joined}, {joined})),
             "[verify] %0 (concatenate) has 0 inputs but concatenate takes at least 1");

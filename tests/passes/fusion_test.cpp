@@ -851,7 +851,7 @@ Graph random_graph(std::mt19937& random, int size) {
             shape.erase(shape.begin() + axis);
           }
           node = make(random() % 2 ? Op::Sum : Op::Max, shape, {a});
-          node->axes = {axis};
+          node->set_attributes().axes = {axis};
           node->keepdims = keepdims;
         }
         break;
@@ -863,7 +863,7 @@ Graph random_graph(std::mt19937& random, int size) {
       case 5:
         if (a->ndim() == 2) {
           node = make(Op::Transpose, {a->shape[1], a->shape[0]}, {a});
-          node->axes = {1, 0};
+          node->set_attributes().axes = {1, 0};
         }
         break;
       case 6:
@@ -944,7 +944,7 @@ TEST(FusionTest, ACollectiveIsAKernelOfItsOwnPlacedRightAfterItsOperand) {
   EXPECT_EQ(root_op(0), Op::Mul);
   EXPECT_EQ(root_op(1), Op::AllSum);
   EXPECT_EQ(plan.kernels[1].nodes.size(), 1u);
-  EXPECT_EQ(plan.kernels[1].nodes.back()->seed, 0u);
+  EXPECT_EQ(plan.kernels[1].nodes.back()->collective().sequence, 0u);
   EXPECT_EQ(root_op(2), Op::Sum);
   EXPECT_EQ(root_op(3), Op::AllSum);
   EXPECT_EQ(root_op(4), Op::Add);
@@ -970,14 +970,14 @@ TEST(FusionTest, CollectivesRunInTheOrderTheyWereRecordedWhateverTheGraphsOrder)
   std::vector<uint64_t> sequences;
   for (const plan::Kernel& kernel : plan.kernels) {
     if (ir::is_collective(kernel.nodes.back()->op)) {
-      sequences.push_back(kernel.nodes.back()->seed);
+      sequences.push_back(kernel.nodes.back()->collective().sequence);
     }
   }
   EXPECT_EQ(sequences, (std::vector<uint64_t>{7, 8}));
   ASSERT_EQ(plan.kernels.size(), 4u);  // exp and sin, merged; the two collectives; the add
   EXPECT_EQ(plan.kernels[0].outputs.size(), 2u);
-  EXPECT_EQ(plan.kernels[1].nodes.back()->seed, 7u);
-  EXPECT_EQ(plan.kernels[2].nodes.back()->seed, 8u);
+  EXPECT_EQ(plan.kernels[1].nodes.back()->collective().sequence, 7u);
+  EXPECT_EQ(plan.kernels[2].nodes.back()->collective().sequence, 8u);
 }
 
 TEST(FusionTest, CollectivesWhoseSequenceContradictsTheirDataAreAnError) {

@@ -418,7 +418,7 @@ class GraphGenerator {
     const bool keepdims = chance(0.4);
     add(make_node(op, {x},
                   [&](ir::Node& n) {
-                    n.axes = axes;
+                    n.set_attributes().axes = axes;
                     n.keepdims = keepdims;
                   }),
         index_reduction ? static_cast<double>(x->size()) : b);
@@ -464,21 +464,22 @@ class GraphGenerator {
   }
 
   void random_slice(const Shape& shape, ir::Node& node) {
-    node.starts.clear();
-    node.steps.clear();
+    ir::NodeAttributes& attributes = node.set_attributes();
+    attributes.starts.clear();
+    attributes.steps.clear();
     node.shape.clear();
     for (int64_t dim : shape) {
       if (dim == 0) {
-        node.starts.push_back(0);
-        node.steps.push_back(1);
+        attributes.starts.push_back(0);
+        attributes.steps.push_back(1);
         node.shape.push_back(0);
         continue;
       }
       const int64_t step = one_of<int64_t>({1, 1, 2, -1, -2, 3});
       const int64_t start = uniform(0, static_cast<int>(dim) - 1);
       const int64_t available = step > 0 ? (dim - 1 - start) / step + 1 : start / -step + 1;
-      node.starts.push_back(start);
-      node.steps.push_back(step);
+      attributes.starts.push_back(start);
+      attributes.steps.push_back(step);
       node.shape.push_back(uniform(chance(0.05) ? 0 : 1, static_cast<int>(available)));
     }
   }
@@ -494,7 +495,7 @@ class GraphGenerator {
       }
       case Op::Transpose: {
         const std::vector<int64_t> perm = random_permutation(x->ndim());
-        add(make_node(op, {x}, [&](ir::Node& n) { n.axes = perm; }), b);
+        add(make_node(op, {x}, [&](ir::Node& n) { n.set_attributes().axes = perm; }), b);
         return;
       }
       case Op::BroadcastTo: {
@@ -530,7 +531,8 @@ class GraphGenerator {
     }
     double result = 0;
     for (const NodePtr& input : inputs) result = std::max(result, bound(input));
-    add(make_node(Op::Concatenate, inputs, [&](ir::Node& n) { n.axes = {axis}; }), result);
+    add(make_node(Op::Concatenate, inputs, [&](ir::Node& n) { n.set_attributes().axes = {axis}; }),
+        result);
   }
 
   /// x read along an axis at integer indices, earlier values or new leaves, that broadcast with x
@@ -560,7 +562,8 @@ class GraphGenerator {
     }
     // The fill of an integer x is its lowest value.
     const double b = is_integer(x->dtype) ? kInfinity : bound(x);
-    add(make_node(Op::Gather, {x, indices}, [&](ir::Node& n) { n.axes = {axis}; }), b);
+    add(make_node(Op::Gather, {x, indices}, [&](ir::Node& n) { n.set_attributes().axes = {axis}; }),
+        b);
   }
 
   void grow_matmul() {
@@ -628,8 +631,12 @@ class GraphGenerator {
       case 6: {
         const std::vector<int64_t> first = random_permutation(x->ndim());
         const std::vector<int64_t> second = random_permutation(x->ndim());
-        NodePtr once = add(make_node(Op::Transpose, {x}, [&](ir::Node& n) { n.axes = first; }), b);
-        add(make_node(Op::Transpose, {once}, [&](ir::Node& n) { n.axes = second; }), b);
+        NodePtr once = add(
+            make_node(Op::Transpose, {x}, [&](ir::Node& n) { n.set_attributes().axes = first; }),
+            b);
+        add(make_node(Op::Transpose, {once},
+                      [&](ir::Node& n) { n.set_attributes().axes = second; }),
+            b);
         return;
       }
       case 7: {
@@ -664,8 +671,8 @@ class GraphGenerator {
       case 13: {  // a slice that keeps everything
         add(make_node(Op::Slice, {x},
                       [&](ir::Node& n) {
-                        n.starts.assign(x->ndim(), 0);
-                        n.steps.assign(x->ndim(), 1);
+                        n.set_attributes().starts.assign(x->ndim(), 0);
+                        n.set_attributes().steps.assign(x->ndim(), 1);
                         n.shape = x->shape;
                       }),
             b);

@@ -72,7 +72,7 @@ NodePtr make(Op op, std::vector<NodePtr> inputs, const std::function<void(Node&)
 
 NodePtr reduce(Op op, NodePtr x, std::vector<int64_t> axes, bool keepdims = false) {
   return make(op, {std::move(x)}, [&](Node& n) {
-    n.axes = axes;
+    n.set_attributes().axes = axes;
     n.keepdims = keepdims;
   });
 }
@@ -454,7 +454,7 @@ TEST(InterpreterTest, ReshapeKeepsRowMajorOrder) {
 
 TEST(InterpreterTest, TransposeOfTwoByThreeSwapsAxes) {
   const NodePtr transposed = make(Op::Transpose, {iota<float>({2, 3})}, [](Node& n) {
-    n.axes = {1, 0};
+    n.set_attributes().axes = {1, 0};
   });
   EXPECT_EQ(transposed->shape, (Shape{3, 2}));
   EXPECT_EQ(run<float>(transposed), (std::vector<float>{0, 3, 1, 4, 2, 5}));
@@ -463,7 +463,7 @@ TEST(InterpreterTest, TransposeOfTwoByThreeSwapsAxes) {
 TEST(InterpreterTest, TransposeDimensionDReadsInputDimensionPermD) {
   // Input (2,3,4) holds 12i + 4j + k at (i,j,k); with perm {2,0,1} output (k,i,j) reads it.
   const NodePtr transposed = make(Op::Transpose, {iota<int32_t>({2, 3, 4})}, [](Node& n) {
-    n.axes = {2, 0, 1};
+    n.set_attributes().axes = {2, 0, 1};
   });
   EXPECT_EQ(transposed->shape, (Shape{4, 2, 3}));
   std::vector<int32_t> expected;
@@ -485,14 +485,14 @@ TEST(InterpreterTest, BroadcastToRepeatsAlongNewAndUnitAxes) {
 TEST(InterpreterTest, SliceWithNegativeStepReversesAxis) {
   const NodePtr x = iota<int32_t>({2, 4});
   const NodePtr reversed = make(Op::Slice, {x}, [](Node& n) {
-    n.starts = {0, 3};
-    n.steps = {1, -1};
+    n.set_attributes().starts = {0, 3};
+    n.set_attributes().steps = {1, -1};
     n.shape = {2, 4};
   });
   EXPECT_EQ(run<int32_t>(reversed), (std::vector<int32_t>{3, 2, 1, 0, 7, 6, 5, 4}));
   const NodePtr strided = make(Op::Slice, {x}, [](Node& n) {
-    n.starts = {1, 3};
-    n.steps = {-1, -2};
+    n.set_attributes().starts = {1, 3};
+    n.set_attributes().steps = {-1, -2};
     n.shape = {2, 2};
   });
   EXPECT_EQ(run<int32_t>(strided), (std::vector<int32_t>{7, 5, 3, 1}));
@@ -501,8 +501,8 @@ TEST(InterpreterTest, SliceWithNegativeStepReversesAxis) {
 TEST(InterpreterTest, SliceWithOffsetAndStepSelectsEveryOtherElement) {
   const NodePtr x = iota<double>({7});
   const NodePtr sliced = make(Op::Slice, {x}, [](Node& n) {
-    n.starts = {1};
-    n.steps = {2};
+    n.set_attributes().starts = {1};
+    n.set_attributes().steps = {2};
     n.shape = {3};
   });
   EXPECT_EQ(run<double>(sliced), (std::vector<double>{1, 3, 5}));
@@ -511,7 +511,8 @@ TEST(InterpreterTest, SliceWithOffsetAndStepSelectsEveryOtherElement) {
 TEST(InterpreterTest, ConcatenateOnAxisOneJoinsRows) {
   const NodePtr a = data<int64_t>({2, 2}, {1, 2, 3, 4});
   const NodePtr b = data<int64_t>({2, 3}, {5, 6, 7, 8, 9, 10});
-  const NodePtr joined = make(Op::Concatenate, {a, b}, [](Node& n) { n.axes = {1}; });
+  const NodePtr joined =
+      make(Op::Concatenate, {a, b}, [](Node& n) { n.set_attributes().axes = {1}; });
   EXPECT_EQ(joined->shape, (Shape{2, 5}));
   EXPECT_EQ(run<int64_t>(joined), (std::vector<int64_t>{1, 2, 5, 6, 7, 3, 4, 8, 9, 10}));
 }
@@ -520,7 +521,8 @@ TEST(InterpreterTest, ConcatenateOnAxisZeroAppendsAndSkipsEmptyInputs) {
   const NodePtr a = data<float>({1, 2}, {1, 2});
   const NodePtr empty = data<float>({0, 2}, {});
   const NodePtr b = data<float>({2, 2}, {3, 4, 5, 6});
-  const NodePtr joined = make(Op::Concatenate, {a, empty, b}, [](Node& n) { n.axes = {0}; });
+  const NodePtr joined =
+      make(Op::Concatenate, {a, empty, b}, [](Node& n) { n.set_attributes().axes = {0}; });
   EXPECT_EQ(run<float>(joined), (std::vector<float>{1, 2, 3, 4, 5, 6}));
 }
 
@@ -574,14 +576,16 @@ TEST(InterpreterTest, SizeZeroDimensionsGiveEmptyResults) {
   const NodePtr empty = data<float>({0, 3}, {});
   EXPECT_TRUE(run<float>(make(Op::Add, {empty, data<float>({1, 3}, {1, 2, 3})})).empty());
   EXPECT_TRUE(run<float>(make(Op::Exp, {empty})).empty());
-  EXPECT_TRUE(run<float>(make(Op::Transpose, {empty}, [](Node& n) { n.axes = {1, 0}; })).empty());
+  EXPECT_TRUE(run<float>(make(Op::Transpose, {empty}, [](Node& n) {
+                n.set_attributes().axes = {1, 0};
+              })).empty());
   EXPECT_TRUE(run<float>(reduce(Op::Max, empty, {1})).empty());
   EXPECT_TRUE(run<int64_t>(reduce(Op::Argmax, empty, {1})).empty());
   EXPECT_TRUE(
       run<float>(make(Op::MatMul, {empty, data<float>({3, 2}, {1, 2, 3, 4, 5, 6})})).empty());
   EXPECT_TRUE(run<float>(make(Op::Slice, {iota<float>({4})}, [](Node& n) {
-                n.starts = {0};
-                n.steps = {1};
+                n.set_attributes().starts = {0};
+                n.set_attributes().steps = {1};
                 n.shape = {0};
               })).empty());
   EXPECT_TRUE(run<int32_t>(make(Op::Full, {}, [](Node& n) {
