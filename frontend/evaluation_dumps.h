@@ -1,5 +1,6 @@
 // What an evaluation writes under LZ_DUMP before its kernels: its graph (as IR text and Graphviz)
-// and, selected by LZ_DUMP_PASSES, the graph after each pass.
+// and, selected by LZ_DUMP_PASSES, the graph after each pass. A file that cannot be written
+// turns dumping off (support/dump_files.h).
 #pragma once
 
 #include <filesystem>
@@ -10,10 +11,6 @@
 #include "passes/pass_manager.h"
 
 namespace lz::frontend {
-
-/// Whether the dump directory exists or could be made; when not, says so on stderr and turns
-/// dumping off, so that an unusable LZ_DUMP costs one line instead of every evaluation.
-bool dump_directory_usable(const std::string& directory);
 
 /// Writes the graph an evaluation starts from into `directory`, as IR text (.lzir) and Graphviz
 /// (.dot), named by its number and reason.

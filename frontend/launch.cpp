@@ -114,9 +114,6 @@ std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device
   auto launched = std::make_shared<Launch>();
   Settings& settings = launched->settings;
   settings = current_settings();
-  if (!settings.dump_directory.empty() && !dump_directory_usable(settings.dump_directory)) {
-    settings.dump_directory.clear();
-  }
   EvaluationRecord& record = launched->record;
   record.number = ++evaluation_count;
   record.reason = reason;

@@ -17,17 +17,6 @@
 namespace lz::frontend {
 namespace {
 
-std::vector<std::string> split_names(const std::string& comma_separated) {
-  std::vector<std::string> names;
-  size_t start = 0;
-  while (start <= comma_separated.size()) {
-    const size_t comma = std::min(comma_separated.find(',', start), comma_separated.size());
-    if (comma > start) names.push_back(comma_separated.substr(start, comma - start));
-    start = comma + 1;
-  }
-  return names;
-}
-
 /// The pass pipeline for one launch: the disabled passes, and, when dumping (LZ_DUMP), the
 /// analyses and an observer that dumps each stage. Sets where the compiled kernels are dumped.
 /// (Each pass is a trace span of its own: passes/pass_manager.cpp.)
@@ -36,7 +25,7 @@ passes::PassManager configure_passes(const Settings& settings, const EvaluationR
   const bool dumping = !settings.dump_directory.empty();
   passes::PassManager manager(dumping ? passes::with_analyses(passes::kDefaultPipeline)
                                       : std::string(passes::kDefaultPipeline));
-  for (const std::string& name : split_names(settings.disabled_passes)) manager.disable(name);
+  for (const std::string& name : settings.disabled_passes) manager.disable(name);
   if (dumping) {
     char folder[48];
     std::snprintf(folder, sizeof(folder), "%04llu.%s",
@@ -56,7 +45,9 @@ passes::PassManager configure_passes(const Settings& settings, const EvaluationR
 /// What names the passes configure_passes runs without dumping: with the pass options, what a
 /// plan cache entry is for.
 std::string pipeline_key(const Settings& settings) {
-  return std::string(passes::kDefaultPipeline) + " without " + settings.disabled_passes;
+  std::string key = std::string(passes::kDefaultPipeline) + " without";
+  for (const std::string& name : settings.disabled_passes) key += " " + name;
+  return key;
 }
 
 }  // namespace

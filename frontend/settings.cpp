@@ -2,17 +2,21 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <regex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "codegen/cpu/kernel_cache.h"
 #include "codegen/disk_cache.h"
 #include "lazuli/error.h"
 #include "memory/buffer.h"
+#include "passes/pass.h"
+#include "support/dump_files.h"
 #include "support/environment.h"
 
 namespace lz::frontend {
@@ -39,13 +43,53 @@ std::optional<std::string> regex_error_of(const std::string& pattern) {
   }
 }
 
+/// The names in `comma_separated`, each without the spaces around it.
+std::vector<std::string> split_names(std::string_view comma_separated) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= comma_separated.size()) {
+    const size_t comma = std::min(comma_separated.find(',', start), comma_separated.size());
+    std::string_view name = comma_separated.substr(start, comma - start);
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.front()))) {
+      name.remove_prefix(1);
+    }
+    while (!name.empty() && std::isspace(static_cast<unsigned char>(name.back()))) {
+      name.remove_suffix(1);
+    }
+    if (!name.empty()) names.emplace_back(name);
+    start = comma + 1;
+  }
+  return names;
+}
+
+/// The first of `names` that is no pass, or nothing.
+std::optional<std::string> unknown_pass(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (!passes::is_pass_name(name)) return name;
+  }
+  return std::nullopt;
+}
+
+/// Why `directory` cannot hold dumps, or nothing when it can (or is empty: dumping off).
+std::optional<std::string> dump_directory_problem(const std::string& directory) {
+  if (directory.empty()) return std::nullopt;
+  return support::dump_folder_problem(directory);
+}
+
 struct SettingsStore {
   std::mutex mutex;
   Settings settings;
 
   SettingsStore() {
     settings.log_level = parse_log_level(std::getenv("LZ_LOG"));
-    if (const char* dump = std::getenv("LZ_DUMP")) settings.dump_directory = dump;
+    if (const char* dump = std::getenv("LZ_DUMP")) {
+      if (const std::optional<std::string> why = dump_directory_problem(dump)) {
+        support::report_ignored_setting("LZ_DUMP", dump,
+                                        "a directory lazuli can write (" + *why + ")");
+      } else {
+        settings.dump_directory = dump;
+      }
+    }
     settings.fusion = support::boolean_from_environment("LZ_FUSION").value_or(settings.fusion);
     settings.jit = support::boolean_from_environment("LZ_JIT").value_or(settings.jit);
     settings.plan_cache =
@@ -56,7 +100,17 @@ struct SettingsStore {
     if (codegen::DiskCache::enabled_by_environment()) {
       settings.cache_directory = codegen::DiskCache::default_directory().string();
     }
-    if (const char* off = std::getenv("LZ_PASSES_OFF")) settings.disabled_passes = off;
+    if (const char* off = std::getenv("LZ_PASSES_OFF")) {
+      std::vector<std::string> names = split_names(off);
+      if (const std::optional<std::string> unknown = unknown_pass(names)) {
+        support::report_ignored_setting("LZ_PASSES_OFF", off,
+                                        "pass names separated by commas ('" + *unknown +
+                                            "' is none; the passes are " +
+                                            passes::pass_names_text() + ")");
+      } else {
+        settings.disabled_passes = std::move(names);
+      }
+    }
     if (const char* dumped = std::getenv("LZ_DUMP_PASSES")) {
       if (const std::optional<std::string> why = regex_error_of(dumped)) {
         support::report_ignored_setting("LZ_DUMP_PASSES", dumped,
@@ -90,14 +144,25 @@ constexpr int64_t kDefaultMaxInFlight = 32;
 std::atomic<Engine> engine_setting{engine_from_environment()};
 std::atomic<int64_t> max_pending_nodes_setting{
     support::integer_from_environment("LZ_MAX_PENDING_NODES", 0).value_or(kDefaultMaxPendingNodes)};
-std::atomic<int64_t> max_in_flight_setting{std::max<int64_t>(
-    1, support::integer_from_environment("LZ_MAX_IN_FLIGHT", 0).value_or(kDefaultMaxInFlight))};
+std::atomic<int64_t> max_in_flight_setting{
+    support::integer_from_environment("LZ_MAX_IN_FLIGHT", 1).value_or(kDefaultMaxInFlight)};
+
+/// Throws the lz::Error of setter `name` given `value` below `minimum` (what its environment
+/// variable reports and ignores). `zero` says what 0 means, where it is valid.
+void check_at_least(const char* name, int64_t value, int64_t minimum, const char* zero = "") {
+  if (value >= minimum) return;
+  throw Error("[" + std::string(name) + "] needs a whole number >= " + std::to_string(minimum) +
+              zero + ", got " + std::to_string(value));
+}
 
 }  // namespace
 
 Settings current_settings() {
-  std::lock_guard lock(store().mutex);
-  return store().settings;
+  std::unique_lock lock(store().mutex);
+  Settings settings = store().settings;
+  lock.unlock();
+  if (support::dumping_turned_off()) settings.dump_directory.clear();  // a dump failed
+  return settings;
 }
 
 Engine engine() { return engine_setting.load(std::memory_order_relaxed); }
@@ -116,8 +181,13 @@ void set_log_level(LogLevel level) {
 }
 
 void set_dump_directory(const std::string& directory) {
+  if (const std::optional<std::string> why = frontend::dump_directory_problem(directory)) {
+    throw Error("[set_dump_directory] cannot dump into '" + directory + "': " + *why +
+                "; give a directory lazuli can write, or \"\" to turn dumping off");
+  }
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.dump_directory = directory;
+  support::allow_dumping();
 }
 
 void set_fusion(bool enabled) {
@@ -141,9 +211,7 @@ void set_cache_directory(const std::string& directory) {
 }
 
 void set_kernel_cache_size(int64_t kernels) {
-  if (kernels < 1) {
-    throw Error("[set_kernel_cache_size] needs at least 1 kernel, got " + std::to_string(kernels));
-  }
+  frontend::check_at_least("set_kernel_cache_size", kernels, 1);
   std::lock_guard lock(frontend::store().mutex);  // after LZ_KERNEL_CACHE_SIZE, which it overrides
   codegen::set_memory_cache_capacity(kernels);
 }
@@ -159,8 +227,13 @@ void set_dump_passes(const std::string& pattern) {
 }
 
 void set_disabled_passes(const std::string& comma_separated_names) {
+  std::vector<std::string> names = frontend::split_names(comma_separated_names);
+  if (const std::optional<std::string> unknown = frontend::unknown_pass(names)) {
+    throw Error("[set_disabled_passes] '" + *unknown + "' in '" + comma_separated_names +
+                "' is no pass; the passes are " + passes::pass_names_text());
+  }
   std::lock_guard lock(frontend::store().mutex);
-  frontend::store().settings.disabled_passes = comma_separated_names;
+  frontend::store().settings.disabled_passes = std::move(names);
 }
 
 void set_engine(Engine engine) {
@@ -168,14 +241,18 @@ void set_engine(Engine engine) {
 }
 
 void set_max_pending_nodes(int64_t nodes) {
-  frontend::max_pending_nodes_setting.store(std::max<int64_t>(0, nodes), std::memory_order_relaxed);
+  frontend::check_at_least("set_max_pending_nodes", nodes, 0, " (0: no bound)");
+  frontend::max_pending_nodes_setting.store(nodes, std::memory_order_relaxed);
 }
 
 void set_max_in_flight(int64_t evaluations) {
-  frontend::max_in_flight_setting.store(std::max<int64_t>(1, evaluations),
-                                        std::memory_order_relaxed);
+  frontend::check_at_least("set_max_in_flight", evaluations, 1);
+  frontend::max_in_flight_setting.store(evaluations, std::memory_order_relaxed);
 }
 
-void set_memory_limit(int64_t bytes) { memory::Buffer::set_memory_limit(bytes); }
+void set_memory_limit(int64_t bytes) {
+  frontend::check_at_least("set_memory_limit", bytes, 0, " (0: the default)");
+  memory::Buffer::set_memory_limit(bytes);
+}
 
 }  // namespace lz

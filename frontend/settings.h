@@ -4,20 +4,21 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "lazuli/settings.h"
 
 namespace lz::frontend {
 
 struct Settings {
-  LogLevel log_level = LogLevel::Off;  // LZ_LOG=info|debug
-  std::string dump_directory;          // LZ_DUMP=dir; empty: no dumps
-  bool fusion = true;                  // LZ_FUSION=0: off
-  bool jit = true;                     // LZ_JIT=0: interpret every kernel
-  bool plan_cache = true;              // LZ_PLAN_CACHE=0: run the passes at every evaluation
-  std::string cache_directory;         // LZ_CACHE_DIR (or its default); empty: no disk cache
-  std::string disabled_passes;         // LZ_PASSES_OFF=name,name
-  std::string dump_passes = ".*";      // LZ_DUMP_PASSES=regex: passes dumped under LZ_DUMP
+  LogLevel log_level = LogLevel::Off;        // LZ_LOG=info|debug
+  std::string dump_directory;                // LZ_DUMP=dir; empty: no dumps
+  bool fusion = true;                        // LZ_FUSION=0: off
+  bool jit = true;                           // LZ_JIT=0: interpret every kernel
+  bool plan_cache = true;                    // LZ_PLAN_CACHE=0: run the passes at every evaluation
+  std::string cache_directory;               // LZ_CACHE_DIR (or its default); empty: no disk cache
+  std::vector<std::string> disabled_passes;  // LZ_PASSES_OFF=name,name
+  std::string dump_passes = ".*";            // LZ_DUMP_PASSES=regex: passes dumped under LZ_DUMP
 };
 
 /// A copy of the current settings (safe to call from any thread).

@@ -239,7 +239,8 @@ void* allocate_small_block(size_t bytes) {
 }
 
 int64_t default_memory_limit() {
-  if (const auto bytes = support::integer_from_environment("LZ_MEMORY_LIMIT", 1)) return *bytes;
+  const auto bytes = support::integer_from_environment("LZ_MEMORY_LIMIT", 0);
+  if (bytes && *bytes > 0) return *bytes;  // 0: the default
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_bytes = ::sysconf(_SC_PAGESIZE);
   if (pages <= 0 || page_bytes <= 0) return INT64_MAX;

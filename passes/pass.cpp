@@ -16,15 +16,41 @@ PassContext::~PassContext() = default;
 PassContext::PassContext(PassContext&&) noexcept = default;
 PassContext& PassContext::operator=(PassContext&&) noexcept = default;
 
+namespace {
+
+struct NamedPass {
+  std::string_view name;
+  std::unique_ptr<Pass> (*make)();
+};
+
+constexpr NamedPass kPasses[] = {
+    {"dce", make_dead_code_elimination}, {"cse", make_common_subexpression_elimination},
+    {"simplify", make_simplification},   {"fuse", make_fusion},
+    {"schedule", make_scheduling},       {"memplan", make_memory_planning},
+};
+
+}  // namespace
+
 std::unique_ptr<Pass> make_pass(std::string_view name) {
-  if (name == "dce") return make_dead_code_elimination();
-  if (name == "cse") return make_common_subexpression_elimination();
-  if (name == "simplify") return make_simplification();
-  if (name == "fuse") return make_fusion();
-  if (name == "schedule") return make_scheduling();
-  if (name == "memplan") return make_memory_planning();
-  throw Error("[passes] unknown pass '" + std::string(name) +
-              "'; the passes are dce, cse, simplify, fuse, schedule, memplan");
+  for (const NamedPass& pass : kPasses) {
+    if (pass.name == name) return pass.make();
+  }
+  throw Error("[passes] unknown pass '" + std::string(name) + "'; the passes are " +
+              pass_names_text());
+}
+
+bool is_pass_name(std::string_view name) {
+  return std::any_of(std::begin(kPasses), std::end(kPasses),
+                     [&](const NamedPass& pass) { return pass.name == name; });
+}
+
+std::string pass_names_text() {
+  std::string text;
+  for (const NamedPass& pass : kPasses) {
+    if (!text.empty()) text += ", ";
+    text += pass.name;
+  }
+  return text;
 }
 
 namespace {

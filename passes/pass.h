@@ -52,6 +52,12 @@ class Pass {
 /// The passes by name. Throws lz::Error naming the known passes for an unknown name.
 std::unique_ptr<Pass> make_pass(std::string_view name);
 
+/// Whether make_pass knows `name`.
+bool is_pass_name(std::string_view name);
+
+/// The names make_pass knows, for messages: "dce, cse, simplify, fuse, schedule, memplan".
+std::string pass_names_text();
+
 std::unique_ptr<Pass> make_dead_code_elimination();             // "dce"
 std::unique_ptr<Pass> make_common_subexpression_elimination();  // "cse"
 std::unique_ptr<Pass> make_simplification();                    // "simplify"

@@ -1,5 +1,6 @@
 // Settings: each has an environment variable, read once at start-up, and a function that
-// overrides it for the rest of the process.
+// overrides it for the rest of the process. A variable holding a value lazuli cannot use is
+// reported once on stderr and ignored; the function given such a value throws lz::Error.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,9 @@ namespace lz {
 void set_log_level(LogLevel level);
 
 /// LZ_DUMP=dir. Each evaluation writes its recorded IR (NNNN.<reason>.lzir and .dot) and, in
-/// the folder NNNN.<reason>/, the IR after each pass (0003.after_fuse.lzir). Empty: off.
+/// the folder NNNN.<reason>/, the IR after each pass (0003.after_fuse.lzir). Empty: off. Throws
+/// lz::Error for a directory that cannot be made or takes no file; a dump that later cannot be
+/// written (a full disk) turns dumping off, saying so once on stderr.
 void set_dump_directory(const std::string& directory);
 
 /// LZ_DUMP_PASSES=regex: which passes LZ_DUMP writes the IR after ("fuse|schedule"; "input" is
@@ -48,8 +51,8 @@ void set_cache_directory(const std::string& directory);
 /// compiles it again). At least 1; a smaller value throws lz::Error.
 void set_kernel_cache_size(int64_t kernels);
 
-/// LZ_PASSES_OFF=cse,simplify: passes to skip, by name (see passes/pass.h). Unknown names are
-/// rejected with lz::Error at the next evaluation.
+/// LZ_PASSES_OFF=cse,simplify: passes to skip, by name (dce, cse, simplify, fuse, schedule,
+/// memplan), spaces around a name allowed. Throws lz::Error for a name that is no pass.
 void set_disabled_passes(const std::string& comma_separated_names);
 
 /// How recorded work is run. Async (the default): a blocking point, or a bound, launches the
@@ -61,17 +64,18 @@ void set_engine(Engine engine);
 
 /// LZ_MAX_PENDING_NODES (default 10,000): when more recorded nodes than this are pending, the
 /// pending graph is launched asynchronously, so a loop that never blocks still runs in bounded
-/// memory. 0 turns the bound off.
+/// memory. 0 turns the bound off; a negative count throws lz::Error.
 void set_max_pending_nodes(int64_t nodes);
 
-/// LZ_MAX_IN_FLIGHT (default 32): launched evaluations not finished yet, beyond which the next
-/// launch waits for the oldest (back-pressure).
+/// LZ_MAX_IN_FLIGHT (default 32, at least 1): launched evaluations not finished yet, beyond which
+/// the next launch waits for the oldest (back-pressure). A count below 1 throws lz::Error.
 void set_max_in_flight(int64_t evaluations);
 
 /// LZ_MEMORY_LIMIT (bytes; default 80% of the physical memory): tensor buffers alive at once may
 /// not exceed it. A launch first waits while the results of launches in flight total more than
 /// half of it (back-pressure); an allocation that exceeds it fails its op with an lz::Error raised
-/// at the next blocking point that needs it. Values <= 0 restore the default.
+/// at the next blocking point that needs it. 0 restores the default; a negative value throws
+/// lz::Error.
 void set_memory_limit(int64_t bytes);
 
 }  // namespace lz

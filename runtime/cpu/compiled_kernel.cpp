@@ -12,6 +12,7 @@
 #include "runtime/kernel_outputs.h"
 #include "runtime/kernel_reporting.h"
 #include "runtime/thread_pool.h"
+#include "support/dump_files.h"
 #include "support/trace.h"
 
 namespace lz::runtime {
@@ -79,10 +80,11 @@ std::optional<codegen::KernelLookup> compiled_code(const plan::Kernel& kernel,
     const std::filesystem::path stem =
         std::filesystem::path(options.dump_directory) /
         ("kernel" + std::to_string(kernel.id) + "." + lookup.kernel->name);
-    std::filesystem::create_directories(options.dump_directory);
-    write_file(stem.string() + ".before_opt.ll", dump.ir_before);
-    write_file(stem.string() + ".after_opt.ll", dump.ir_after);
-    write_file(stem.string() + ".s", dump.assembly);
+    // Each stops at the first failure, which turns dumping off.
+    (void)(support::make_dump_folder(options.dump_directory) &&
+           support::write_dump_file(stem.string() + ".before_opt.ll", dump.ir_before) &&
+           support::write_dump_file(stem.string() + ".after_opt.ll", dump.ir_after) &&
+           support::write_dump_file(stem.string() + ".s", dump.assembly));
   }
   return lookup;
 }

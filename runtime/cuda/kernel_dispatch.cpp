@@ -8,6 +8,7 @@
 
 #include "runtime/cuda/kernel_runner.h"
 #include "runtime/kernel_reporting.h"
+#include "support/dump_files.h"
 
 namespace lz::runtime {
 
@@ -23,11 +24,12 @@ std::vector<std::shared_ptr<memory::Buffer>> run_on_cuda(
   if (dumping && !report.source.empty()) {
     const std::filesystem::path stem = std::filesystem::path(options.dump_directory) /
                                        ("kernel" + std::to_string(kernel.id) + "." + report.name);
-    std::filesystem::create_directories(options.dump_directory);
-    write_file(stem.string() + ".cu", report.source);
-    write_file(stem.string() + ".ptx", report.ptx);
-    if (!report.cubin.empty()) {
-      write_file(stem.string() + ".cubin", std::string(report.cubin.begin(), report.cubin.end()));
+    const bool written = support::make_dump_folder(options.dump_directory) &&
+                         support::write_dump_file(stem.string() + ".cu", report.source) &&
+                         support::write_dump_file(stem.string() + ".ptx", report.ptx);
+    if (written && !report.cubin.empty() &&
+        support::write_dump_file(stem.string() + ".cubin",
+                                 std::string_view(report.cubin.data(), report.cubin.size()))) {
       // SASS is the GPU's own assembly; only the toolkit's cuobjdump can print it.
       const std::string command = "command -v cuobjdump >/dev/null 2>&1 && cuobjdump -sass '" +
                                   stem.string() + ".cubin' > '" + stem.string() + ".sass'";

@@ -76,24 +76,53 @@ TEST(InspectTest, AnInvalidDumpPatternIsAnLzErrorSayingWhatIsValid) {
   }
 }
 
-TEST(InspectTest, AnUnusableDumpDirectoryTurnsDumpingOffWithOneLine) {
-  // A regular file where the folder should be: every evaluation used to fail or warn again.
+TEST(InspectTest, AnUnusableDumpDirectoryIsAnErrorAtTheSetterSayingWhy) {
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / ("lazuli_dump_file_" + std::to_string(getpid()));
   std::ofstream(file) << "not a folder";
-  lz::set_dump_directory(file.string());
+  // A file where the folder should be; a directory nobody can write (a read-only mount).
+  for (const std::string& directory : {file.string(), std::string("/proc")}) {
+    try {
+      lz::set_dump_directory(directory);
+      FAIL() << directory << " was taken";
+    } catch (const lz::Error& error) {
+      const std::string message = error.what();
+      EXPECT_EQ(message.rfind("[set_dump_directory] cannot dump into '" + directory + "': ", 0), 0u)
+          << message;
+      EXPECT_NE(message.find("give a directory lazuli can write, or \"\" to turn dumping off"),
+                std::string::npos)
+          << message;
+    }
+  }
+  std::filesystem::remove(file);
+  EXPECT_EQ((lz::arange(0, 4) + 1).sum().item<float>(), 10) << "a failed setter changes nothing";
+}
+
+TEST(InspectTest, ADumpThatCannotBeWrittenTurnsDumpingOffWithOneLine) {
+  // A directory that took the setter's probe, then fills up: here the next evaluation's folder
+  // is taken by a file, so its dump fails as on a full disk.
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("lazuli_dump_fails_" + std::to_string(getpid()));
+  std::filesystem::remove_all(directory);
+  lz::set_dump_directory(directory.string());
+  const lz::Tensor x = lz::arange(0, 4);
+  x.wait_to_read();
+  char name[32];
+  std::snprintf(name, sizeof(name), "%04llu.item",
+                static_cast<unsigned long long>(lz::last_evaluation().number + 1));
+  std::ofstream(directory / name) << "in the way";
   testing::internal::CaptureStderr();
-  const float first = (lz::arange(0, 4) + 1).sum().item<float>();
-  const float second = (lz::arange(0, 3) * 2).sum().item<float>();
+  const float first = (x + 1).sum().item<float>();
+  const float second = (x * 2).sum().item<float>();
   const std::string messages = testing::internal::GetCapturedStderr();
   lz::set_dump_directory("");
-  std::filesystem::remove(file);
-  EXPECT_EQ(first, 10);  // 1 + 2 + 3 + 4
-  EXPECT_EQ(second, 6);  // 0 + 2 + 4
-  // One line (the reason is the system's words), and none for the second evaluation.
-  const std::string expected =
-      "[lazuli] dumping is off: the dump directory " + file.string() + " cannot be used (";
-  EXPECT_EQ(messages.rfind(expected, 0), 0u) << messages;
+  EXPECT_EQ(first, 10);   // 1 + 2 + 3 + 4
+  EXPECT_EQ(second, 12);  // 0 + 2 + 4 + 6
+  // One line naming what failed (the reason is the system's words), none for the second.
+  EXPECT_EQ(messages.rfind(
+                "[lazuli] dumping is off: cannot make " + (directory / name).string() + " (", 0),
+            0u)
+      << messages;
   EXPECT_EQ(std::count(messages.begin(), messages.end(), '\n'), 1) << messages;
 }
 
@@ -117,6 +146,7 @@ TEST(InspectTest, DumpPassesSelectsWhichPassesAreWritten) {
   EXPECT_EQ(files, std::vector<std::string>({"0005.after_fuse.lzir", "0006.after_schedule.lzir"}));
   std::filesystem::remove_all(directory);
 }
+  std::filesystem::remove_all(directory);
 
 TEST(InspectTest, InfoLogPrintsOneLinePerEvaluationAndPerKernel) {
   lz::set_log_level(lz::LogLevel::Info);

@@ -240,3 +240,20 @@ def test_op_errors_open_with_the_op_name():
         lz.reshape(i, (2, 2))
     with pytest.raises(lz.Error, match=r"^\[take\]"):
         lz.take(lz.zeros((3,)), [0.5])
+
+
+@pytest.mark.parametrize(
+    "setter, value, message",
+    [
+        (lz.set_disabled_passes, "bogus", r"^\[set_disabled_passes\] 'bogus' in 'bogus' is no pass"),
+        (lz.set_max_in_flight, -3, r"^\[set_max_in_flight\] needs a whole number >= 1, got -3"),
+        (lz.set_max_pending_nodes, -5, r"^\[set_max_pending_nodes\] needs a whole number >= 0"),
+        (lz.set_memory_limit, -1, r"^\[set_memory_limit\] needs a whole number >= 0"),
+        (lz.set_dump_directory, "/proc/nope", r"^\[set_dump_directory\] cannot dump into"),
+    ],
+)
+def test_a_setter_rejects_at_its_call_what_its_variable_would_report(setter, value, message):
+    with pytest.raises(lz.Error, match=message):
+        setter(value)
+    assert float((lz.arange(3) + 1).sum()) == 6.0  # and changed nothing
+
