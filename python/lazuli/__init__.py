@@ -20,6 +20,10 @@ from ._lazuli import _numpy_names, _unary_functions  # noqa: F401
 _lazuli._set_package_directory(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
 
+# The exit handlers run last registered first: these run in the reverse of this order.
+_atexit.register(_lazuli._mark_interpreter_exiting)  # python/src/gil_released.h
+
+
 def _finish_at_exit():
     # Lets Tensor.then callbacks still waiting run while the interpreter can run them: a
     # callback thread that asks for the GIL once finalization has begun is ended by Python

@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "gil_released.h"
+
 namespace lz::python {
 namespace {
 
@@ -243,7 +245,7 @@ nb::object to_numpy(const Tensor& tensor, std::source_location loc) {
   return visit_element(tensor.dtype(loc), [&]<class T>(std::type_identity<T>) {
     std::span<const T> values;
     {
-      nb::gil_scoped_release unlocked;
+      GilReleased unlocked;
       values = tensor.data<T>(loc);
     }
     return numpy_array_of<T>(tensor, values);
@@ -284,7 +286,7 @@ nb::object cuda_dlpack_array(const Tensor& tensor, uint64_t reader_stream,
                              std::source_location loc) {
   cuda::DeviceElements elements;
   {
-    nb::gil_scoped_release unlocked;
+    GilReleased unlocked;
     elements = cuda::device_elements(tensor, reader_stream, loc);
   }
   std::vector<size_t> shape;
@@ -327,7 +329,7 @@ Tensor borrow_cuda_array(nb::handle array, std::source_location loc) {
   Shape shape;
   for (size_t d = 0; d < cuda_array.ndim(); ++d) shape.push_back(cuda_array.shape(d));
   {
-    nb::gil_scoped_release unlocked;
+    GilReleased unlocked;
     cuda::synchronize(cuda_array.device_id(), loc);  // the producer's writes, on any stream
   }
   // The imported array holds the producer's memory (DLPack's managed tensor); it is let go on

@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "caller_location.h"
 #include "conversions.h"
+#include "gil_released.h"
 #include "lazuli/dist.h"
 
 namespace lz::python {
@@ -37,7 +38,7 @@ void bind_dist(nb::module_& m) {
       "Joins the process group (the ranks of mpirun; a process started alone is a group of "
       "one). Collectives wait timeout_seconds for every rank (<= 0: LZ_DIST_TIMEOUT, else 300).");
   d.def("finalize", [] {
-    nb::gil_scoped_release unlocked;
+    GilReleased unlocked;
     dist::finalize();
   });
   d.def("is_initialized", &dist::is_initialized);
@@ -52,7 +53,7 @@ void bind_dist(nb::module_& m) {
       "barrier",
       [] {
         const std::source_location loc = caller_location();
-        nb::gil_scoped_release unlocked;
+        GilReleased unlocked;
         dist::barrier(loc);
       },
       "Returns once every rank has called barrier (pending work is not waited for).");

@@ -8,6 +8,7 @@
 #include "bindings.h"
 #include "caller_location.h"
 #include "conversions.h"
+#include "gil_released.h"
 
 namespace lz::python {
 namespace {
@@ -36,9 +37,10 @@ Engine engine_from(const std::string& name) {
 }  // namespace
 
 void bind_runtime(nb::module_& m) {
+  m.def("_mark_interpreter_exiting", &mark_interpreter_exiting);
   m.def("waitall", [] {
     const std::source_location loc = caller_location();
-    nb::gil_scoped_release unlocked;
+    GilReleased unlocked;
     waitall(loc);
   });
   m.def(

@@ -10,6 +10,7 @@
 #include "bindings.h"
 #include "caller_location.h"
 #include "conversions.h"
+#include "gil_released.h"
 #include "operators.h"
 
 namespace lz::python {
@@ -28,7 +29,7 @@ nb::object item_of(const Tensor& tensor, std::source_location loc) {
   return visit_element(tensor.dtype(loc), [&]<class T>(std::type_identity<T>) -> nb::object {
     T value;
     {
-      nb::gil_scoped_release unlocked;
+      GilReleased unlocked;
       value = tensor.item<T>(loc);
     }
     if constexpr (std::is_same_v<T, bool>) {
@@ -227,7 +228,7 @@ void bind_tensor(nb::module_& m) {
              const std::source_location loc = caller_location();
              std::ostringstream text;
              {
-               nb::gil_scoped_release unlocked;
+               GilReleased unlocked;
                t.wait_to_read(loc);
              }
              text << t;
@@ -236,7 +237,7 @@ void bind_tensor(nb::module_& m) {
       .def("wait_to_read",
            [](const Tensor& t) {
              const std::source_location loc = caller_location();
-             nb::gil_scoped_release unlocked;
+             GilReleased unlocked;
              t.wait_to_read(loc);
            })
       .def("eval_async", [](const Tensor& t) { t.eval_async(caller_location()); })

@@ -9,6 +9,7 @@
 #include "bindings.h"
 #include "caller_location.h"
 #include "conversions.h"
+#include "gil_released.h"
 
 namespace lz::python {
 namespace {
@@ -62,7 +63,7 @@ void bind_training(nb::module_& m) {
       "save_npy",
       [](const std::filesystem::path& path, const Tensor& x) {
         const std::source_location loc = caller_location();
-        nb::gil_scoped_release unlocked;
+        GilReleased unlocked;
         save_npy(path.string(), x, loc);
       },
       nb::arg("path"), nb::arg("x"));
@@ -136,7 +137,7 @@ void bind_training(nb::module_& m) {
           [](data::DataLoader& loader) -> nb::object {
             std::optional<std::vector<Tensor>> batch;
             {
-              nb::gil_scoped_release unlocked;
+              GilReleased unlocked;
               batch = loader.next();
             }
             if (!batch) return nb::none();

@@ -187,3 +187,33 @@ def test_the_interpreter_exits_cleanly_with_work_and_callbacks_in_flight():
         assert run.returncode == 0, err.decode()
         assert out.decode().strip() == "recorded"
         assert "terminate" not in err.decode() and "leaked" not in err.decode(), err.decode()
+
+
+EXIT_WHILE_A_THREAD_WAITS = """
+import threading
+import lazuli as lz
+x = lz.ones((1500, 1500))
+for _ in range(6):
+    x = x @ lz.ones((1500, 1500)) * 1e-3
+started = threading.Event()
+def wait():
+    started.set()
+    x.wait_to_read()
+threading.Thread(target=wait, daemon=True).start()
+started.wait()
+print("exiting", flush=True)
+"""
+
+
+def test_the_interpreter_exits_cleanly_while_a_daemon_thread_waits_on_a_tensor():
+    # The waiting thread's wait ends while the interpreter finalizes: taking the GIL back then
+    # would abort the process (terminate called without an active exception).
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for _ in range(4):
+        run = subprocess.run([sys.executable, "-c", EXIT_WHILE_A_THREAD_WAITS],
+                             capture_output=True, env=environment, timeout=120)
+        err = run.stderr.decode()
+        assert run.returncode == 0, err
+        assert run.stdout.decode().strip() == "exiting"
+        assert "terminate" not in err and "leaked" not in err, err
+
