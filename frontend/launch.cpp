@@ -52,7 +52,9 @@ int publish(Launch& launch, std::vector<runtime::Outcome> outcomes) {
   for (size_t i = 0; i < outcomes.size(); ++i) {
     if (outcomes[i].error) {
       launch.promises[i]->fail(outcomes[i].error);
-      if (std::find(inherited.begin(), inherited.end(), outcomes[i].error) == inherited.end()) {
+      // Nobody can read a cancelled result, nor ever learn of it: it is no failure to report.
+      if (!outcomes[i].cancelled &&
+          std::find(inherited.begin(), inherited.end(), outcomes[i].error) == inherited.end()) {
         add_unreported_failure(outcomes[i].error);
       }
       ++failed;
@@ -68,10 +70,14 @@ int publish(Launch& launch, std::vector<runtime::Outcome> outcomes) {
 void run_launch(Launch& launch) noexcept {
   const auto start = std::chrono::steady_clock::now();
   try {
-    const int failed = publish(launch, compute(launch));
+    std::vector<runtime::Outcome> outcomes = compute(launch);
+    const bool cancelled = !outcomes.empty() && outcomes.front().cancelled;
+    const int failed = publish(launch, std::move(outcomes));
     if (launch.options.log_level != LogLevel::Off) {
-      const std::string failures =
-          failed > 0 ? ", " + std::to_string(failed) + " results failed" : std::string();
+      const std::string failures = cancelled
+                                       ? ", cancelled: no tensor could read its results any more"
+                                   : failed > 0 ? ", " + std::to_string(failed) + " results failed"
+                                                : std::string();
       std::fprintf(
           stderr, "[lazuli] evaluation %llu ran on %s stream %d: %.3fms%s\n",
           static_cast<unsigned long long>(launch.record.number), launch.device.name().c_str(),
@@ -149,6 +155,13 @@ std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device
   span.flow_out(launched->flow);
   support::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
   support::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
+  // The promises are held by the launch and by the nodes they became: once only the launch
+  // holds them, no tensor (and no later launch) can read them, and the rest is not run. So a
+  // program that drops its results, or ends, does not wait for them.
+  execution.unread = [launch = launched.get()] {
+    return std::all_of(launch->promises.begin(), launch->promises.end(),
+                       [](const auto& promise) { return promise.use_count() == 1; });
+  };
 
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     ir::PendingList::global().remove(graph.outputs[i].get());

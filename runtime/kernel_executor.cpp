@@ -1,5 +1,6 @@
 #include "runtime/kernel_executor.h"
 
+#include <algorithm>
 #include <new>
 #include <string>
 #include <unordered_map>
@@ -106,6 +107,21 @@ std::exception_ptr attributed_to(const plan::Kernel& kernel, std::exception_ptr 
   } catch (...) {
   }
   return std::make_exception_ptr(ir::recorded_error(*kernel.nodes.back(), reason));
+}
+
+/// The outcomes of a graph whose last `skipped` kernels were cancelled: nothing could read it.
+std::vector<Outcome> cancelled(const ir::Graph& graph, size_t skipped) {
+  support::counters().kernels_cancelled.fetch_add(static_cast<int64_t>(skipped),
+                                                  std::memory_order_relaxed);
+  std::vector<Outcome> outcomes;
+  outcomes.reserve(graph.outputs.size());
+  for (const ir::NodePtr& output : graph.outputs) {
+    outcomes.push_back({nullptr,
+                        std::make_exception_ptr(ir::recorded_error(
+                            *output, "cancelled: no tensor could read the result any more")),
+                        true});
+  }
+  return outcomes;
 }
 
 /// One run of execute_each over `kernels`, in their order.
@@ -246,9 +262,14 @@ std::vector<Outcome> execute_each(const ir::Graph& graph, const plan::FusionPlan
                                   const ExecutionOptions& options) {
   const plan::FusionPlan unfused = fusion ? plan::FusionPlan{} : one_kernel_per_node(graph);
   const std::vector<plan::Kernel>& kernels = fusion ? fusion->kernels : unfused.kernels;
+  const bool cancellable =
+      options.unread && std::none_of(kernels.begin(), kernels.end(), plan::is_collective_kernel);
   Execution execution(graph, kernels, options);
   // Fusion orders the kernels by their roots, so each runs after the kernels it reads.
-  for (size_t position = 0; position < kernels.size(); ++position) execution.run(position);
+  for (size_t position = 0; position < kernels.size(); ++position) {
+    if (cancellable && options.unread()) return cancelled(graph, kernels.size() - position);
+    execution.run(position);
+  }
   return execution.outcomes();
 }
 

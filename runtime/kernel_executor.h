@@ -4,6 +4,7 @@
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -23,19 +24,25 @@ struct ExecutionOptions {
   std::string dump_directory;          // when set, each compiled kernel's IR and assembly go there
   Device device = Device::cpu();       // a CUDA device runs the kernels there (runtime/cuda/)
   int stream = 0;                      // the device's stream, for a CUDA device
+  /// Asked before each kernel when set: true once nothing can read the results any more. The
+  /// kernels left are then not run, and every output fails as cancelled. Never asked of a plan
+  /// with a collective, which the other ranks wait for.
+  std::function<bool()> unread;
 };
 
 /// What became of one graph output: its buffer, or why it could not be computed.
 struct Outcome {
   std::shared_ptr<memory::Buffer> buffer;  // null when `error` is set
   std::exception_ptr error;  // an lz::Error naming the op and the line that recorded it
+  bool cancelled = false;    // `error` says the work was cancelled (ExecutionOptions::unread)
 };
 
 /// Computes the outputs of `graph`: kernel by kernel in the order of `fusion` (the plan fusion
 /// made, which puts each kernel after those it reads), or node by node when `fusion` is null. Data
 /// leaves whose buffers are promised wait for them. A kernel that fails (running out of memory, a
 /// failed input) fails only the outputs that depend on it; the others are computed. Returns one
-/// outcome per graph output, in order. Counts kernels_launched in lz::stats().
+/// outcome per graph output, in order. Counts kernels_launched and kernels_cancelled in
+/// lz::stats().
 std::vector<Outcome> execute_each(const ir::Graph& graph, const plan::FusionPlan* fusion,
                                   const ExecutionOptions& options = {});
 

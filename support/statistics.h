@@ -10,6 +10,7 @@ struct Counters {
   std::atomic<int64_t> evaluations{0};
   std::atomic<int64_t> nodes_evaluated{0};
   std::atomic<int64_t> kernels_launched{0};
+  std::atomic<int64_t> kernels_cancelled{0};
   std::atomic<int64_t> kernels_compiled{0};
   std::atomic<int64_t> cache_hits{0};
   std::atomic<int64_t> cache_misses{0};

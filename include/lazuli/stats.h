@@ -10,6 +10,7 @@ struct Stats {
   int64_t evaluations = 0;           // forced evaluations of the pending graph
   int64_t nodes_evaluated = 0;       // recorded nodes computed by them
   int64_t kernels_launched = 0;      // kernels run (one per op with fusion off)
+  int64_t kernels_cancelled = 0;     // kernels of launches nothing could read any more, not run
   int64_t kernels_compiled = 0;      // kernels compiled by the JIT (not those loaded from disk)
   int64_t cache_hits = 0;            // kernel cache lookups that found code, in memory or on disk
   int64_t cache_misses = 0;          // and those that compiled

@@ -61,6 +61,7 @@ void bind_runtime(nb::module_& m) {
     out["evaluations"] = s.evaluations;
     out["nodes_evaluated"] = s.nodes_evaluated;
     out["kernels_launched"] = s.kernels_launched;
+    out["kernels_cancelled"] = s.kernels_cancelled;
     out["kernels_compiled"] = s.kernels_compiled;
     out["cache_hits"] = s.cache_hits;
     out["cache_misses"] = s.cache_misses;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -172,7 +173,8 @@ TEST_F(AsyncTest, ConstantsThatCannotBeFoldedUnderTheMemoryLimitFailAtTheUsersLi
 
 TEST_F(AsyncTest, WaitallRaisesAFailureNoBlockingPointRaised) {
   lz::set_memory_limit(16 << 20);
-  { (lz::ones({8 << 20}) * 2).eval_async(); }  // 32 MiB, dropped without being read
+  const lz::Tensor unread = lz::ones({8 << 20}) * 2;  // 32 MiB, held but never read
+  unread.eval_async();
   EXPECT_THROW(lz::waitall(), lz::Error);
   EXPECT_NO_THROW(lz::waitall()) << "raised once";
 }
@@ -345,6 +347,56 @@ TEST_F(AsyncTest, AMillionOpsWithoutABlockingPointRunInBoundedMemory) {
   // A million pending nodes take ~300 MB; the node budget keeps at most 10,000 (a few MB) and
   // the in-flight bound a few launches' graphs.
   EXPECT_LT(after - before, int64_t{100} << 20) << "peak grew from " << before << " to " << after;
+}
+
+/// Three reductions of a chain launched on held cpu:0: the kernels that launch planned, and those
+/// run and cancelled once the stream was let go.
+struct HeldLaunch {
+  int64_t planned = 0;
+  int64_t launched = 0;
+  int64_t cancelled = 0;
+  std::vector<float> values;  // when kept
+};
+
+HeldLaunch run_held_launch(bool keep) {
+  const lz::Stats before = lz::stats();
+  HeldLaunch held;
+  StreamGate gate(0);
+  {
+    const lz::Tensor x = lz::exp(lz::arange(0, 1000) * 0.001);
+    const lz::Tensor y =
+        lz::concatenate({lz::reshape(lz::sum(x), {1}), lz::reshape(lz::max(x * 2), {1}),
+                         lz::reshape(lz::min(x - 1), {1})});
+    y.eval_async();
+    held.planned = lz::last_evaluation().kernels;
+    if (keep) {
+      gate.release();
+      held.values = y.to_vector<float>();
+    }
+  }  // y and x go: nothing can read the launch's result any more
+  gate.release();
+  lz::waitall();  // a cancellation is no failure to raise
+  const lz::Stats after = lz::stats();
+  held.launched = after.kernels_launched - before.kernels_launched;
+  held.cancelled = after.kernels_cancelled - before.kernels_cancelled;
+  return held;
+}
+
+TEST_F(AsyncTest, LaunchedWorkThatNoTensorCanReadIsNotRun) {
+  const HeldLaunch dropped = run_held_launch(/*keep=*/false);
+  EXPECT_GE(dropped.planned, 1);
+  EXPECT_EQ(dropped.launched, 0);
+  EXPECT_EQ(dropped.cancelled, dropped.planned);
+  // The same launch, read: every kernel runs, and the values are right.
+  const HeldLaunch kept = run_held_launch(/*keep=*/true);
+  EXPECT_EQ(kept.launched, kept.planned);
+  EXPECT_EQ(kept.cancelled, 0);
+  double sum = 0;
+  for (int i = 0; i < 1000; ++i) sum += std::exp(i * 0.001);
+  ASSERT_EQ(kept.values.size(), 3u);
+  EXPECT_NEAR(kept.values[0], sum, 1e-5 * sum);
+  EXPECT_NEAR(kept.values[1], 2 * std::exp(0.999), 1e-5);
+  EXPECT_NEAR(kept.values[2], 0, 1e-6);  // exp(0) - 1
 }
 
 TEST_F(AsyncTest, BackPressureBoundsTheLaunchesInFlight) {

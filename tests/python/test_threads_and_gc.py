@@ -217,3 +217,23 @@ def test_the_interpreter_exits_cleanly_while_a_daemon_thread_waits_on_a_tensor()
         assert run.stdout.decode().strip() == "exiting"
         assert "terminate" not in err and "leaked" not in err, err
 
+
+EXIT_WITH_WORK_NOBODY_CAN_READ = """
+import lazuli as lz
+y = lz.ones((1024, 1024))
+for _ in range(40):
+    y = y @ lz.ones((1024, 1024)) * 1e-3
+y.eval_async()
+print("launched", flush=True)
+"""
+
+
+def test_work_no_tensor_can_read_is_dropped_at_exit():
+    # At exit the result is gone, so the launch stops between kernels instead of running on.
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), LZ_LOG="info")
+    run = subprocess.run([sys.executable, "-c", EXIT_WITH_WORK_NOBODY_CAN_READ],
+                         capture_output=True, env=environment, timeout=300)
+    err = run.stderr.decode()
+    assert run.returncode == 0, err
+    assert run.stdout.decode().strip() == "launched"
+    assert "cancelled: no tensor could read its results any more" in err, err
