@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <mutex>
+#include <utility>
 
 #include "frontend/evaluation_records.h"
 #include "frontend/in_flight.h"
@@ -13,6 +15,7 @@
 #include "ir/graph.h"
 #include "ir/pending_list.h"
 #include "memory/buffer.h"
+#include "memory/wait_check.h"
 #include "runtime/devices.h"
 #include "support/hot_path.h"
 #include "support/trace.h"
@@ -164,6 +167,18 @@ const char* evaluation_reason_name(EvaluationReason reason) {
     case EvaluationReason::SyncEngine: return "sync_engine";
   }
   return "?";
+}
+
+InterruptibleWaits::InterruptibleWaits(std::function<void()> check, std::chrono::milliseconds slice)
+    : check_(std::move(check)) {
+  memory::WaitCheck& installed = memory::thread_wait_check();
+  previous_check_ = installed.check;
+  previous_slice_ = installed.slice;
+  installed = {&check_, slice};
+}
+
+InterruptibleWaits::~InterruptibleWaits() {
+  memory::thread_wait_check() = {previous_check_, previous_slice_};
 }
 
 EvaluationRecord last_evaluation() {

@@ -14,8 +14,10 @@
 #include "frontend/launch_state.h"
 #include "frontend/settings.h"
 #include "frontend/unreported_failures.h"
+#include "ir/matmul_shape.h"
 #include "ir/pending_list.h"
 #include "lazuli/error.h"
+#include "memory/wait_check.h"
 #include "plan/fusion_plan.h"
 #include "runtime/devices.h"
 #include "runtime/kernel_executor.h"
@@ -103,6 +105,21 @@ void run_launch(Launch& launch) noexcept {
   done->set();
 }
 
+/// Whether the launching thread may run `graph` itself: always, unless its waits can be
+/// interrupted (lz::InterruptibleWaits) and the graph is not small, which then runs on its stream
+/// so that the wait for it can be interrupted.
+bool may_run_on_caller(const ir::Graph& graph) {
+  if (memory::thread_wait_check().check == nullptr) return true;
+  constexpr int64_t kSmallWork = int64_t{1} << 22;  // element operations: a few milliseconds
+  int64_t work = 0;
+  for (const ir::NodePtr& node : graph.nodes) {
+    if (node->is_evaluated()) continue;
+    work += node->size() * (node->op == ir::Op::MatMul ? ir::MatmulShape::of(*node).k : 1);
+    if (work > kSmallWork) return false;
+  }
+  return true;
+}
+
 runtime::Stream& stream_of(const Launch& launch) {
   return runtime::device_stream(launch.device, launch.stream);
 }
@@ -111,12 +128,14 @@ runtime::Stream& stream_of(const Launch& launch) {
 /// all on one device: looks its structure up in the plan cache (on a miss, builds the passes,
 /// so that a pipeline that cannot be built fails with nothing changed), gives the outputs
 /// promised buffers (they become data leaves at once), and takes the launch's slot on the
-/// device's stream, or the whole stream when `claim` is set and it is idle. The slot waits for
-/// prepare_launch, which runs the passes outside the graph lock. Called under the graph lock.
+/// device's stream, or the whole stream when `claim` is set, it is idle and may_run_on_caller
+/// allows it. The slot waits for prepare_launch, which runs the passes outside the graph lock.
+/// Called under the graph lock.
 std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device device,
                                EvaluationReason reason, std::source_location loc, bool claim,
                                int64_t left_pending) {
   const auto start = std::chrono::steady_clock::now();
+  claim = claim && may_run_on_caller(graph);
   auto launched = std::make_shared<Launch>();
   Settings& settings = launched->settings;
   settings = current_settings();
@@ -136,6 +155,13 @@ std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device
   execution.jit = settings.jit;
   execution.cache_directory = settings.cache_directory;
   execution.log_level = settings.log_level;
+  // The promises are held by the launch and by the nodes they became: once only the launch
+  // holds them, no tensor (and no later launch) can read them, and the rest is not run. So a
+  // program that drops its results, or ends, does not wait for them.
+  execution.unread = [launch = launched.get()] {
+    return std::all_of(launch->promises.begin(), launch->promises.end(),
+                       [](const auto& promise) { return promise.use_count() == 1; });
+  };
   look_up_plan(*launched, graph, wiring);
 
   // What may still fail (allocating, starting the stream's worker) happens before any node
@@ -155,13 +181,6 @@ std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device
   span.flow_out(launched->flow);
   support::counters().evaluations.fetch_add(1, std::memory_order_relaxed);
   support::counters().nodes_evaluated.fetch_add(record.nodes, std::memory_order_relaxed);
-  // The promises are held by the launch and by the nodes they became: once only the launch
-  // holds them, no tensor (and no later launch) can read them, and the rest is not run. So a
-  // program that drops its results, or ends, does not wait for them.
-  execution.unread = [launch = launched.get()] {
-    return std::all_of(launch->promises.begin(), launch->promises.end(),
-                       [](const auto& promise) { return promise.use_count() == 1; });
-  };
 
   for (size_t i = 0; i < graph.outputs.size(); ++i) {
     ir::PendingList::global().remove(graph.outputs[i].get());
@@ -279,7 +298,10 @@ void finish_launches(std::vector<std::shared_ptr<Launch>> launches) {
   }
   for (const std::shared_ptr<Launch>& launched : launches) {
     if (!launched->claimed) continue;
-    if (!launched->done->is_set()) run_launch(*launched);
+    if (!launched->done->is_set()) {
+      const memory::UninterruptedScope whole;  // the stream's work: not the caller's to stop
+      run_launch(*launched);
+    }
     stream_of(*launched).release();
   }
   if (failure) std::rethrow_exception(failure);

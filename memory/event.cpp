@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <exception>
 
+#include "memory/wait_check.h"
+
 namespace lz::memory {
 namespace {
 
@@ -21,7 +23,12 @@ void run_callback(const std::function<void()>& callback) {
 void Event::wait() const {
   if (is_set()) return;
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [this] { return set_.load(std::memory_order_acquire); });
+  wait_until(lock, changed_, [this] { return set_.load(std::memory_order_acquire); });
+}
+
+WaitCheck& thread_wait_check() {
+  thread_local WaitCheck installed;
+  return installed;
 }
 
 void Event::set() {

@@ -19,7 +19,7 @@ class Event {
   Event& operator=(const Event&) = delete;
 
   bool is_set() const { return set_.load(std::memory_order_acquire); }
-  /// Blocks until set.
+  /// Blocks until set, or until this thread's wait check throws (memory/wait_check.h).
   void wait() const;
   /// Marks the event set, wakes its waiters, then runs the callbacks on this thread.
   void set();

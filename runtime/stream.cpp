@@ -3,6 +3,7 @@
 #include <system_error>
 
 #include "lazuli/error.h"
+#include "memory/wait_check.h"
 #include "support/trace.h"
 
 namespace lz::runtime {
@@ -65,7 +66,7 @@ void Stream::release() {
 void Stream::synchronize() {
   std::unique_lock lock(mutex_);
   if (busy_ && running_on_ == std::this_thread::get_id()) return;
-  became_idle_.wait(lock, [this] { return !busy_ && queue_.empty(); });
+  memory::wait_until(lock, became_idle_, [this] { return !busy_ && queue_.empty(); });
 }
 
 int64_t Stream::pending() {

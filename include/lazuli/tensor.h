@@ -2,6 +2,7 @@
 // once; nothing is computed until a blocking point (item, to_vector, <<, wait_to_read, waitall).
 #pragma once
 
+#include <chrono>
 #include <concepts>
 #include <cstdint>
 #include <functional>
@@ -395,6 +396,26 @@ void waitall(LZ_HERE);
 void eval_async(const std::vector<Tensor>& tensors, LZ_HERE);
 /// numpy-like printing with shape and dtype; blocks until `x` is computed.
 std::ostream& operator<<(std::ostream& out, const Tensor& x);
+
+/// While alive on a thread, that thread's blocking points wait in slices of `slice` and call
+/// `check` between them; an exception `check` throws leaves the blocking point, and the work goes
+/// on (a later read waits for it again; once no tensor can read it, it is cancelled between
+/// kernels). An evaluation that is not small then runs on its stream instead of on this thread,
+/// so that its wait can be interrupted. For a program that must react while it waits: the Python
+/// package checks for Ctrl-C. Scopes nest; the innermost one's check is called.
+class InterruptibleWaits {
+ public:
+  explicit InterruptibleWaits(std::function<void()> check,
+                              std::chrono::milliseconds slice = std::chrono::milliseconds(50));
+  ~InterruptibleWaits();
+  InterruptibleWaits(const InterruptibleWaits&) = delete;
+  InterruptibleWaits& operator=(const InterruptibleWaits&) = delete;
+
+ private:
+  std::function<void()> check_;
+  const std::function<void()>* previous_check_;
+  std::chrono::milliseconds previous_slice_;
+};
 
 }  // namespace lz
 

@@ -18,6 +18,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
@@ -397,6 +398,26 @@ TEST_F(AsyncTest, LaunchedWorkThatNoTensorCanReadIsNotRun) {
   EXPECT_NEAR(kept.values[0], sum, 1e-5 * sum);
   EXPECT_NEAR(kept.values[1], 2 * std::exp(0.999), 1e-5);
   EXPECT_NEAR(kept.values[2], 0, 1e-6);  // exp(0) - 1
+}
+
+TEST_F(AsyncTest, AnInterruptibleWaitLeavesWhenItsCheckThrowsAndTheWorkGoesOn) {
+  StreamGate gate(0);
+  const lz::Tensor y = lz::arange(0, 4) * 2;
+  y.eval_async();
+  int checks = 0;
+  {
+    lz::InterruptibleWaits waits(
+        [&] {
+          if (++checks >= 3) throw std::runtime_error("interrupted");
+        },
+        std::chrono::milliseconds(1));
+    EXPECT_THROW(y.wait_to_read(), std::runtime_error);
+    EXPECT_THROW(lz::waitall(), std::runtime_error) << "waitall's wait is interruptible too";
+  }
+  EXPECT_EQ(checks, 4) << "called between slices until it threw, each time";
+  EXPECT_FALSE(y.is_ready()) << "the stream is still held";
+  gate.release();
+  EXPECT_EQ(y.to_vector<float>(), std::vector<float>({0, 2, 4, 6}));
 }
 
 TEST_F(AsyncTest, BackPressureBoundsTheLaunchesInFlight) {
