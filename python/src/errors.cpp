@@ -6,6 +6,7 @@
 #include "bindings.h"
 #include "lazuli/error.h"
 
+#include "gil_released.h"
 namespace lz::python {
 namespace nb = nanobind;
 namespace {
@@ -87,4 +88,8 @@ PyObject* raise_current_exception() noexcept {
   return nullptr;
 }
 
+    } catch (const PythonErrorSet&) {
+      // A signal handler's exception, raised during a wait: already the current Python error.
 }  // namespace lz::python
+  } catch (const PythonErrorSet&) {
+    // Already the current Python error.

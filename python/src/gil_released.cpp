@@ -26,9 +26,11 @@ bool kept_from_the_gil() { return exiting && std::this_thread::get_id() != exiti
 
 GilReleased::GilReleased() : state_(PyEval_SaveThread()) {
   waits_without_gil.fetch_add(1, std::memory_order_relaxed);
+  interruptible_.emplace([this] { check_signals(); });
 }
 
 GilReleased::~GilReleased() {
+  interruptible_.reset();
   std::unique_lock lock(exit_mutex);
   if (kept_from_the_gil()) {
     lock.unlock();
@@ -36,6 +38,17 @@ GilReleased::~GilReleased() {
   }
   PyEval_RestoreThread(state_);
   waits_without_gil.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void GilReleased::check_signals() {
+  std::unique_lock lock(exit_mutex);
+  if (kept_from_the_gil()) return;  // the wait goes on; the destructor keeps it asleep
+  PyEval_RestoreThread(state_);
+  lock.unlock();
+  // Python runs the handlers on its main thread only; elsewhere this returns 0 at once.
+  const bool raised = PyErr_CheckSignals() != 0;
+  state_ = PyEval_SaveThread();  // the error, if any, stays set on this thread's state
+  if (raised) throw PythonErrorSet{};
 }
 
 void mark_interpreter_exiting() {

@@ -3,6 +3,8 @@ inspection functions (stats, ir_text, last_evaluation) report what happened."""
 
 import inspect
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -228,3 +230,29 @@ def test_assert_close_helper_catches_a_wrong_value():
         assert_close(lz.arange(3), [0, 1, 3])
     with pytest.raises(AssertionError):
         assert_close(lz.arange(3.0), [0.0, 1.0, 2.1])
+
+
+INTERRUPTED_WAIT = """
+import os, signal, threading
+import lazuli as lz
+y = lz.ones((1024, 1024))
+for _ in range(60):
+    y = y @ lz.ones((1024, 1024)) * 1e-3
+threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    y.wait_to_read()
+    print("finished", flush=True)
+except KeyboardInterrupt:
+    print("interrupted before the result:", not y.is_ready(), flush=True)
+print((lz.arange(3) + 1).tolist(), flush=True)
+"""
+
+
+def test_ctrl_c_interrupts_a_wait_and_the_runtime_stays_usable():
+    # 60 chained 1024^2 matmuls take seconds; SIGINT comes 0.3 s into the wait.
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    run = subprocess.run([sys.executable, "-c", INTERRUPTED_WAIT], capture_output=True,
+                         env=environment, timeout=300)
+    assert run.returncode == 0, run.stderr.decode()
+    assert run.stdout.decode().split("\n")[:2] == ["interrupted before the result: True",
+                                                   "[1, 2, 3]"], run.stdout.decode()
