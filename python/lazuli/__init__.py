@@ -20,8 +20,18 @@ from ._lazuli import _numpy_names, _unary_functions  # noqa: F401
 _lazuli._set_package_directory(_os.path.dirname(_os.path.abspath(__file__)) + _os.sep)
 
 
-# The exit handlers run last registered first: these run in the reverse of this order.
+# The exit handlers run last registered first: these three run in the reverse of this order.
 _atexit.register(_lazuli._mark_interpreter_exiting)  # python/src/gil_released.h
+
+
+def _write_trace_at_exit():
+    # Python runs its exit handlers on every interpreter exit, an uncaught KeyboardInterrupt
+    # included, which then ends the process by SIGINT, past C++'s own exit handlers. After
+    # _finish_at_exit's callbacks, so that their spans are in it.
+    _lazuli.stop_trace()
+
+
+_atexit.register(_write_trace_at_exit)
 
 
 def _finish_at_exit():

@@ -2,7 +2,9 @@
 inspection functions (stats, ir_text, last_evaluation) report what happened."""
 
 import inspect
+import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -230,6 +232,17 @@ def test_assert_close_helper_catches_a_wrong_value():
         assert_close(lz.arange(3), [0, 1, 3])
     with pytest.raises(AssertionError):
         assert_close(lz.arange(3.0), [0.0, 1.0, 2.1])
+
+
+def test_the_trace_is_written_when_a_keyboard_interrupt_ends_the_program(tmp_path):
+    path = tmp_path / "interrupted.json"
+    script = "import lazuli as lz\n(lz.arange(10) * 2).tolist()\nraise KeyboardInterrupt\n"
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), LZ_TRACE=str(path))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, env=environment,
+                         timeout=60)
+    assert run.returncode == -signal.SIGINT, run.stderr.decode()
+    events = json.loads(path.read_text())["traceEvents"]
+    assert any(event.get("name") == "evaluation" for event in events), events[:5]
 
 
 INTERRUPTED_WAIT = """
