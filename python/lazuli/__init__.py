@@ -136,16 +136,15 @@ def _dlpack(self, stream=None, **kwargs):
                               "legacy default stream, 2 for the per-thread one, or a stream")
         reader = 1 if stream is None or stream < 0 else stream
         return _lazuli._cuda_dlpack_array(self, reader).__dlpack__(stream=stream, **kwargs)
-    # numpy takes no stream: host memory is read on the host.
+    # numpy takes no stream: host memory is read on the host. A consumer may write what it gets
+    # (PyTorch does not honour DLPack's read-only flag), and lazuli's results must not change
+    # under it: it gets a copy of its own, unless it asks for none (copy=False), promising not to
+    # write. Then numpy exports lazuli's buffer marked read-only, which a consumer of the older
+    # DLPack (no max_version) cannot be told, so numpy refuses it.
     values = self.asnumpy()  # read-only: lazuli's own buffer; a CUDA tensor's, copied to the host
-    try:
-        return values.__dlpack__(**kwargs)
-    except BufferError:
-        # A consumer of the older DLPack (no max_version, as JAX) cannot be told that the memory
-        # is read-only, so numpy refuses it; DLPack lets the producer copy unless copy=False.
-        if kwargs.get("copy") is False:
-            raise
-        return values.copy().__dlpack__(**kwargs)
+    if kwargs.get("copy") is not False:
+        values = values.copy()
+    return values.__dlpack__(**kwargs)
 
 
 def _dlpack_device(self):

@@ -206,27 +206,30 @@ def test_from_dlpack_of_a_numpy_array():
     assert_close(t * 2, a * 2)
 
 
-def test_numpy_from_dlpack_of_a_tensor():
+def test_a_dlpack_consumer_gets_a_copy_it_may_write():
+    # As PyTorch's from_dlpack: what it writes must not reach lazuli's result.
     t = lz.arange(4) * 3
     assert t.__dlpack_device__() == (1, 0)  # kDLCPU, device 0
+    array = np.from_dlpack(t)
+    np.testing.assert_array_equal(array, [0, 3, 6, 9])
+    array *= 100
+    assert t.tolist() == [0, 3, 6, 9] and (t + 1).tolist() == [1, 4, 7, 10]
+    assert type(t.__dlpack__()).__name__ == "PyCapsule"  # a consumer of the older DLPack too
+
+
+def test_a_dlpack_consumer_asking_for_no_copy_gets_a_read_only_view():
+    t = lz.arange(4) * 3
     try:
-        array = np.from_dlpack(t)
+        view = np.from_dlpack(t, copy=False)
     except (BufferError, TypeError) as error:  # an older numpy cannot export read-only memory
         pytest.skip(f"numpy {np.__version__} cannot import a read-only DLPack tensor: {error}")
-    np.testing.assert_array_equal(array, [0, 3, 6, 9])
-    assert not array.flags.writeable
+    assert not view.flags.writeable and np.shares_memory(view, t.asnumpy())
     del t
     gc.collect()
-    np.testing.assert_array_equal(array, [0, 3, 6, 9])
-
-
-def test_legacy_dlpack_consumers_get_a_copy():
-    # A consumer that gives no max_version (as JAX) cannot be told the memory is read-only.
-    t = lz.arange(4.0) * 1.5
-    capsule = t.__dlpack__()
-    assert type(capsule).__name__ == "PyCapsule"
+    np.testing.assert_array_equal(view, [0, 3, 6, 9])
+    # A consumer of the older DLPack (no max_version) cannot be told the memory is read-only.
     with pytest.raises(BufferError):
-        t.__dlpack__(copy=False)
+        (lz.arange(4.0) * 1.5).__dlpack__(copy=False)
 
 
 def test_torch_round_trip():
