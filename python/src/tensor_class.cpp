@@ -297,14 +297,26 @@ void bind_tensor(nb::module_& m) {
             "lz.concatenate) instead of assigning into x");
       });
 
-  // Reductions as methods, numpy's spelling (axis=None, keepdims=False).
+  // Reductions as methods, numpy's spelling (axis=None, keepdims=False), with the keywords numpy's
+  // functions pass on to a method of that name (np.sum(t) calls t.sum(axis=None, dtype=None,
+  // out=None)): dtype is the dtype the elements are reduced in, out cannot be written.
   const auto reduction = [&](const char* name, auto op) {
     tensor.def(
         name,
-        [op](const Tensor& t, nb::handle axis, bool keepdims) {
-          return op(t, axes_from(axis), keepdims, caller_location());
+        [op, name](const Tensor& t, nb::handle axis, bool keepdims, nb::handle dtype,
+                   nb::handle out) {
+          if (!out.is_none()) {
+            throw nb::type_error((std::string("[") + name +
+                                  "] out= cannot be written: lazuli tensors are immutable; use "
+                                  "the result it returns")
+                                     .c_str());
+          }
+          const std::source_location loc = caller_location();
+          const Tensor operand = dtype.is_none() ? t : lz::astype(t, dtype_from(dtype), loc);
+          return op(operand, axes_from(axis), keepdims, loc);
         },
-        nb::arg("axis") = nb::none(), nb::arg("keepdims") = false);
+        nb::arg("axis") = nb::none(), nb::arg("keepdims") = false, nb::arg("dtype") = nb::none(),
+        nb::arg("out") = nb::none());
   };
   reduction("sum", [](const Tensor& t, Axes a, bool k, std::source_location l) {
     return lz::sum(t, std::move(a), k, l);

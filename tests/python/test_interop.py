@@ -304,3 +304,21 @@ def test_cuda_dlpack_hands_device_memory_over_both_ways():
     # A consumer that asks for host memory gets a host copy.
     capsule = lz.asarray(np.arange(3.0), device="cuda:0").__dlpack__(dl_device=(1, 0))
     assert type(capsule).__name__ == "PyCapsule"
+
+
+def test_numpys_reductions_take_a_tensor_as_they_take_an_array():
+    # numpy's functions pass dtype= and out= on to the method of their name.
+    array = np.arange(12, dtype=np.float32).reshape(3, 4) - 5
+    t = lz.asarray(array)
+    for function in (np.sum, np.mean, np.max, np.min):
+        np.testing.assert_allclose(float(function(t)), function(array), rtol=1e-6)
+        np.testing.assert_allclose(function(t, axis=0).asnumpy(), function(array, axis=0), rtol=1e-6)
+        np.testing.assert_allclose(
+            function(t, axis=1, keepdims=True).asnumpy(),
+            function(array, axis=1, keepdims=True),
+            rtol=1e-6,
+        )
+    total = np.sum(lz.asarray(np.array([2**24, 1, 1], dtype=np.int32)), dtype=np.int64)
+    assert total.dtype == lz.int64 and int(total) == 2**24 + 2
+    with pytest.raises(TypeError, match=r"^\[sum\] out= cannot be written"):
+        np.sum(t, out=np.zeros(()))
