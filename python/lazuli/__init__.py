@@ -163,11 +163,22 @@ def _iter(self):
 
 
 def _epochs(self):
-    # Each `for batch in loader` is the next epoch (0, 1, ...), in its own shuffled order.
+    # Each `for batch in loader` is the next epoch (0, 1, ...), in its own shuffled order. The
+    # loader prepares one epoch at a time, so an iteration another one overtook raises rather
+    # than end early without a word.
     epoch = getattr(self, "_next_epoch", 0)
     self._next_epoch = epoch + 1
     self.start_epoch(epoch)
-    while (batch := self.next()) is not None:
+    while True:
+        if self._next_epoch != epoch + 1:
+            raise RuntimeError(
+                f"this iteration over the DataLoader (epoch {epoch}) was overtaken by another "
+                f"one (epoch {self._next_epoch - 1}); a DataLoader prepares one epoch at a time: "
+                "finish or leave one loop before starting the next, or make a DataLoader per loop"
+            )
+        batch = self.next()
+        if batch is None:
+            return
         yield batch
 
 

@@ -300,3 +300,17 @@ def test_data_loader_without_shuffle_keeps_order_and_can_drop_the_last_batch():
     assert len(loader) == 2
     assert [b[0].tolist() for b in loader] == [[0, 1, 2], [3, 4, 5]]
     assert lz.data.DataLoader([labels], batch_size=3, shuffle=False).next()[0].tolist() == [0, 1, 2]
+
+
+def test_an_iteration_overtaken_by_another_raises_instead_of_ending_early():
+    labels = np.arange(10, dtype=np.int64)
+    loader = lz.data.DataLoader([labels], batch_size=2, shuffle=False)
+    first = iter(loader)
+    assert next(first)[0].tolist() == [0, 1]
+    assert len(list(loader)) == 5  # the second iteration runs whole
+    with pytest.raises(RuntimeError, match=r"epoch 0\) was overtaken by another one \(epoch 1\)"):
+        next(first)
+    # An iteration left with break is no obstacle to the next.
+    for _ in loader:
+        break
+    assert len(list(loader)) == 5
