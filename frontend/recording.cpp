@@ -29,7 +29,8 @@ Device device_of_inputs(const ir::Node& node) {
     } else if (input->device != first->device) {
       throw Error("[" + std::string(ir::op_name(node.op)) + "] got inputs on " +
                   first->device.name() + " and " + input->device.name() +
-                  "; an op runs on one device: move one input with .to(lz::Device::cpu(" +
+                  "; an op runs on one device: move one input with .to(lz::Device::" +
+                  (first->device.kind() == Device::Kind::Cpu ? "cpu(" : "cuda(") +
                   std::to_string(first->device.index()) + "))");
     }
   }

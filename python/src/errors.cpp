@@ -1,12 +1,14 @@
 #include "errors.h"
 
+#include <cctype>
 #include <new>
 #include <stdexcept>
+#include <string>
 
 #include "bindings.h"
+#include "gil_released.h"
 #include "lazuli/error.h"
 
-#include "gil_released.h"
 namespace lz::python {
 namespace nb = nanobind;
 namespace {
@@ -15,8 +17,29 @@ namespace {
 PyObject* error_type = nullptr;
 PyObject* dtype_error_type = nullptr;
 
+/// `message` with lazuli's C++ names spelled as in Python: lz::Device::cpu() is
+/// lz.Device.cpu(), lz::dist::finalize is lz.dist.finalize.
+std::string python_spelling(std::string message) {
+  const auto in_name = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == ':';
+  };
+  for (size_t at = message.find("lz::"); at != std::string::npos; at = message.find("lz::", at)) {
+    size_t end = at;
+    while (end < message.size() && in_name(message[end])) ++end;
+    std::string name = message.substr(at, end - at);
+    for (size_t colons = name.find("::"); colons != std::string::npos;
+         colons = name.find("::", colons)) {
+      name.replace(colons, 2, ".");
+    }
+    message.replace(at, end - at, name);
+    at += name.size();
+  }
+  return message;
+}
+
 void set_error(const Error& error) {
-  PyErr_SetString(error.kind() == Error::Kind::Type ? dtype_error_type : error_type, error.what());
+  PyErr_SetString(error.kind() == Error::Kind::Type ? dtype_error_type : error_type,
+                  python_spelling(error.what()).c_str());
 }
 
 PyObject* builtin_type(const nb::builtin_exception& error) {
@@ -65,6 +88,8 @@ void bind_errors(nb::module_& m) {
       std::rethrow_exception(exception);
     } catch (const Error& error) {
       set_error(error);
+    } catch (const PythonErrorSet&) {
+      // A signal handler's exception, raised during a wait: already the current Python error.
     }
   });
 }
@@ -78,6 +103,8 @@ PyObject* raise_current_exception() noexcept {
     PyErr_SetString(builtin_type(error), error.what());
   } catch (const Error& error) {
     set_error(error);
+  } catch (const PythonErrorSet&) {
+    // Already the current Python error.
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();
   } catch (const std::exception& error) {
@@ -88,8 +115,4 @@ PyObject* raise_current_exception() noexcept {
   return nullptr;
 }
 
-    } catch (const PythonErrorSet&) {
-      // A signal handler's exception, raised during a wait: already the current Python error.
 }  // namespace lz::python
-  } catch (const PythonErrorSet&) {
-    // Already the current Python error.

@@ -193,7 +193,9 @@ void bind_tensor(nb::module_& m) {
              if (t.size(loc) != 1) {
                throw nb::value_error(("the truth value of a tensor of shape " +
                                       shape_string(t.shape(loc)) +
-                                      " is ambiguous; use lz.any or lz.all")
+                                      " is ambiguous; reduce it first: (t != 0).max() is "
+                                      "whether any element is nonzero, (t != 0).min() whether "
+                                      "all are")
                                          .c_str());
              }
              return nb::cast<bool>(nb::bool_(item_of(t, loc)));

@@ -257,3 +257,11 @@ def test_a_setter_rejects_at_its_call_what_its_variable_would_report(setter, val
         setter(value)
     assert float((lz.arange(3) + 1).sum()) == 6.0  # and changed nothing
 
+
+def test_messages_spell_lazulis_names_as_python_does():
+    with pytest.raises(lz.Error) as raised:
+        lz.ones((2,)) + lz.ones((2,), device="cpu:1")
+    message = str(raised.value)
+    assert "move one input with .to(lz.Device.cpu(0))" in message and "::" not in message, message
+    with pytest.raises(ValueError, match=r"ambiguous; reduce it first: \(t != 0\)\.max\(\)"):
+        bool(lz.arange(3))
