@@ -38,13 +38,30 @@ struct TrainingFlags {
   double min_test_accuracy = -1;  // below 0: no check
 };
 
-/// --epochs N, --data DIR, --min-test-accuracy A; nothing (having said why) for anything else.
-inline std::optional<TrainingFlags> parse_training_flags(int argc, char** argv) {
+/// --epochs N, --data DIR, --min-test-accuracy A; nothing for --help (having printed the
+/// usage) or anything else (having said why), setting the exit status the program ends with.
+inline std::optional<TrainingFlags> parse_training_flags(int argc, char** argv, int& exit_status) {
   TrainingFlags flags;
+  exit_status = 2;
+  const auto usage = [&](std::FILE* out) {
+    std::fprintf(
+        out,
+        "usage: %s [--epochs N] [--data DIR] [--min-test-accuracy A]\n"
+        "  --epochs N             epochs to train (default %lld)\n"
+        "  --data DIR             the digits data folder (default %s)\n"
+        "  --min-test-accuracy A  exit with status 1 when the test accuracy ends below A\n",
+        argv[0], static_cast<long long>(flags.epochs), flags.data_dir.c_str());
+  };
   for (int i = 1; i < argc; i += 2) {
     const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      usage(stdout);
+      exit_status = 0;
+      return std::nullopt;
+    }
     if (flag != "--epochs" && flag != "--data" && flag != "--min-test-accuracy") {
       std::fprintf(stderr, "unknown flag %s\n", argv[i]);
+      usage(stderr);
       return std::nullopt;
     }
     if (i + 1 == argc) {

@@ -94,8 +94,10 @@ double accuracy(const std::vector<Tensor>& params, const Tensor& images, const T
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const std::optional<examples::TrainingFlags> flags = examples::parse_training_flags(argc, argv);
-  if (!flags) return 2;
+  int exit_status = 0;
+  const std::optional<examples::TrainingFlags> flags =
+      examples::parse_training_flags(argc, argv, exit_status);
+  if (!flags) return exit_status;
   const auto [epochs, data_dir, min_test_accuracy] = *flags;
 
   const examples::DigitSplit digits = examples::load_digits(data_dir);

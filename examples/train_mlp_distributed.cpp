@@ -82,8 +82,10 @@ double median_ms(std::vector<double> seconds) {
 }  // namespace
 
 int main(int argc, char** argv) try {
-  const std::optional<examples::TrainingFlags> flags = examples::parse_training_flags(argc, argv);
-  if (!flags) return 2;
+  int exit_status = 0;
+  const std::optional<examples::TrainingFlags> flags =
+      examples::parse_training_flags(argc, argv, exit_status);
+  if (!flags) return exit_status;
   const auto [epochs, data_dir, min_test_accuracy] = *flags;
 
   lz::dist::init();
