@@ -1,6 +1,8 @@
 // lz::dist's process group on MPI: joining it, leaving it, barrier and local ranks.
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +28,16 @@ struct Group {
 
 std::mutex group_mutex;
 std::unique_ptr<Group> group;  // guarded by group_mutex; null outside init..finalize
+
+std::terminate_handler previous_terminate_handler = nullptr;
+
+/// A rank that dies of an uncaught exception takes its group with it: the other ranks would
+/// otherwise wait in their next collective for the whole timeout.
+[[noreturn]] void abort_group_on_terminate() {
+  if (is_initialized() && world_size() > 1) abort("an uncaught exception ended it");
+  if (previous_terminate_handler != nullptr) previous_terminate_handler();
+  std::abort();
+}
 
 std::chrono::duration<double> timeout_of(const InitOptions& options) {
   if (options.timeout_seconds > 0) return std::chrono::duration<double>(options.timeout_seconds);
@@ -120,8 +132,34 @@ void init(const InitOptions& options, std::source_location loc) try {
   group = std::move(joining);
   static const bool finalized_at_exit = [] { return std::atexit([] { finalize(); }) == 0; }();
   (void)finalized_at_exit;
+  static const bool aborts_on_terminate = [] {
+    previous_terminate_handler = std::set_terminate(abort_group_on_terminate);
+    return true;
+  }();
+  (void)aborts_on_terminate;
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
+}
+
+void abort(const std::string& why, int status) {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) {
+    std::fprintf(stderr, "[lazuli] %s: ending the process\n", why.c_str());
+    std::exit(status);
+  }
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  const std::string line = "[lazuli] rank " + std::to_string(rank) + " of " + std::to_string(size) +
+                           ": " + why + "; ending every rank of the process group (MPI_Abort)\n";
+  std::fputs(line.c_str(), stderr);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, status);
+  std::_Exit(status);  // MPI_Abort does not return; this says so to the compiler
 }
 
 void finalize() {

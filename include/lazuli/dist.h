@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <source_location>
+#include <string>
 #include <vector>
 
 #include "lazuli/autodiff.h"
@@ -50,6 +51,13 @@ void init(const InitOptions& options = {}, LZ_HERE);
 void finalize();
 /// Whether init ran (and finalize did not).
 bool is_initialized();
+
+/// Ends every rank of the group now (MPI_Abort), saying on stderr which rank ended it and why:
+/// for a rank that cannot go on, so that the others fail at once instead of waiting for their
+/// collectives' timeout. A rank ended by an uncaught C++ exception calls it itself (from init on;
+/// the Python package does the same for an uncaught Python exception). Without a group, it ends
+/// this process. (lazuli::dist)
+[[noreturn]] void abort(const std::string& why, int status = 1);
 
 /// This process's rank, 0 <= rank < world_size(). Throws when init did not run.
 int rank(LZ_HERE);

@@ -8,6 +8,7 @@ failing op.
 
 import atexit as _atexit
 import os as _os
+import sys as _sys
 
 import numpy as _np
 
@@ -49,6 +50,20 @@ def _finish_at_exit():
 
 
 _atexit.register(_finish_at_exit)
+
+_uncaught_exception_hook = _sys.excepthook
+
+
+def _abort_the_group_on_an_uncaught_exception(kind, value, traceback):
+    # A rank that ends with an exception would leave the others waiting in their next
+    # collective for the whole timeout (and itself in MPI's finalization): it ends them all.
+    _uncaught_exception_hook(kind, value, traceback)
+    if dist.is_initialized() and dist.world_size() > 1:
+        dist.abort(f"an uncaught {kind.__name__} ended it")
+
+
+_sys.excepthook = _abort_the_group_on_an_uncaught_exception
+
 
 bool = _lazuli.bool_  # lz.bool, as numpy's np.bool  # noqa: A001
 

@@ -42,6 +42,10 @@ void bind_dist(nb::module_& m) {
     dist::finalize();
   });
   d.def("is_initialized", &dist::is_initialized);
+  d.def("abort", &dist::abort, nb::arg("why"), nb::arg("status") = 1,
+        "Ends every rank of the group now (MPI_Abort), saying which rank ended it and why: for a "
+        "rank that cannot go on, so that the others fail at once instead of waiting for their "
+        "collectives' timeout. An uncaught exception on a rank of a group calls it.");
   d.def("rank", [] { return dist::rank(caller_location()); });
   d.def("world_size", [] { return dist::world_size(caller_location()); });
   d.def("local_rank", [] { return dist::local_rank(caller_location()); });
