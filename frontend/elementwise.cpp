@@ -57,7 +57,7 @@ LZ_HOT_PATH Tensor binary(Op op, const Tensor& a, const Operand& b, std::source_
   const DType dtype =
       compute_dtype(op, frontend::promote_with_scalar(a_node->dtype, b.scalar().category));
   ir::check_binary_dtype(op, dtype);  // before the number is recorded: a rejected op records none
-  return binary_of_nodes(op, a_node, frontend::scalar_node(name, b.scalar(), dtype, loc), loc);
+  return binary_of_nodes(op, a_node, frontend::scalar_node(name, b.scalar(), dtype), loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -67,7 +67,7 @@ Tensor binary(Op op, const ScalarOperand& a, const Tensor& b, std::source_locati
   const ir::NodePtr& b_node = node_of(b, name);
   const DType dtype = compute_dtype(op, frontend::promote_with_scalar(b_node->dtype, a.category));
   ir::check_binary_dtype(op, dtype);
-  return binary_of_nodes(op, frontend::scalar_node(name, a, dtype, loc), b_node, loc);
+  return binary_of_nodes(op, frontend::scalar_node(name, a, dtype), b_node, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -209,7 +209,7 @@ Tensor where(const Tensor& cond, const Operand& a, const Operand& b, std::source
   ir::where_shape(cond_node->shape, shape_of(a), shape_of(b));
   const auto value = [&](const Operand& operand) {
     return operand.tensor() != nullptr ? cast(*operand.tensor(), dtype, loc)
-                                       : frontend::scalar("where", operand.scalar(), dtype, loc);
+                                       : frontend::scalar("where", operand.scalar(), dtype);
   };
   const Tensor a_value = value(a);
   const Tensor b_value = value(b);

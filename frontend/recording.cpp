@@ -183,10 +183,9 @@ namespace {
 /// a result to keep (frontend/launch.cpp), so no evaluation turns it into data.
 class RecentScalars {
  public:
-  /// The node for `value` of `dtype` on `device`: one made before, or a new one made at `loc`.
-  static ir::NodePtr get(DType dtype, Device device, ir::ScalarParam value,
-                         std::source_location loc) {
-    if (destroyed_) return make(dtype, device, value, loc);  // this thread is exiting
+  /// The node for `value` of `dtype` on `device`: one made before, or a new one.
+  static ir::NodePtr get(DType dtype, Device device, ir::ScalarParam value) {
+    if (destroyed_) return make(dtype, device, value);  // this thread is exiting
     // A 64-bit mix (splitmix64's finalizer): the low bits of a double's pattern are mostly
     // zero, and small integers differ only in theirs.
     uint64_t key = std::bit_cast<uint64_t>(value.floating) ^
@@ -199,7 +198,7 @@ class RecentScalars {
         entry.node != nullptr && entry.dtype == dtype && entry.device == device &&
         std::bit_cast<uint64_t>(entry.value.floating) == std::bit_cast<uint64_t>(value.floating) &&
         entry.value.integer == value.integer;
-    if (!same) entry = {dtype, device, value, make(dtype, device, value, loc)};
+    if (!same) entry = {dtype, device, value, make(dtype, device, value)};
     return entry.node;
   }
 
@@ -219,9 +218,9 @@ class RecentScalars {
     return scalars;
   }
 
-  static ir::NodePtr make(DType dtype, Device device, ir::ScalarParam value,
-                          std::source_location loc) {
-    ir::NodePtr node = make_node(ir::Op::Full, {}, loc);
+  /// Shared by the ops of many lines, it carries none of them: the IR prints it without one.
+  static ir::NodePtr make(DType dtype, Device device, ir::ScalarParam value) {
+    ir::NodePtr node = make_node(ir::Op::Full, {}, std::source_location());
     node->dtype = dtype;
     node->device = device;
     node->params[0] = value;
@@ -238,17 +237,15 @@ thread_local bool RecentScalars::destroyed_ = false;
 
 }  // namespace
 
-LZ_HOT_PATH ir::NodePtr scalar_node(std::string_view op, const ScalarOperand& value, DType dtype,
-                                    std::source_location loc) {
+LZ_HOT_PATH ir::NodePtr scalar_node(std::string_view op, const ScalarOperand& value, DType dtype) {
   // Not record(): a 0-d full has its type already, and as an operand, computed with the op that
   // reads it, it joins neither the pending list (whose lock is the one a recorded op takes) nor
   // the node budget's count.
-  return RecentScalars::get(dtype, default_device(), scalar_operand_param(op, value, dtype), loc);
+  return RecentScalars::get(dtype, default_device(), scalar_operand_param(op, value, dtype));
 }
 
-Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
-              std::source_location loc) {
-  return Tensor(scalar_node(op, value, dtype, loc));
+Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype) {
+  return Tensor(scalar_node(op, value, dtype));
 }
 
 namespace {

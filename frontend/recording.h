@@ -46,11 +46,10 @@ ir::NodePtr cast_node(const ir::NodePtr& node, DType dtype, std::source_location
 /// A 0-d tensor holding `value` as `dtype` (a kernel parameter, never a literal), an operand of
 /// the op being recorded: it is computed with that op, never pending on its own. Throws
 /// "[op] scalar 3000000000 does not fit int32" when an integer dtype cannot hold it.
-Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype,
-              std::source_location loc);
+/// Shared by the ops that read the same number, it carries no line of theirs.
+Tensor scalar(std::string_view op, const ScalarOperand& value, DType dtype);
 /// The same constant as its node.
-ir::NodePtr scalar_node(std::string_view op, const ScalarOperand& value, DType dtype,
-                        std::source_location loc);
+ir::NodePtr scalar_node(std::string_view op, const ScalarOperand& value, DType dtype);
 
 /// The parameter `scalar` gives its constant, recording nothing: ops that take several operands
 /// call it to check every number before they record any of them. Throws as `scalar` does.

@@ -63,7 +63,7 @@ Tensor mean(const Tensor& x, Axes axes, bool keepdims, std::source_location loc)
   const DType dtype = is_floating(node->dtype) ? node->dtype : float32;
   // Over zero elements this is 0 / 0 = NaN, as in numpy.
   const Tensor total = reduce(Op::Sum, cast(x, dtype, loc), std::move(normalized), keepdims, loc);
-  const Tensor divisor = frontend::scalar("mean", ScalarOperand(count), dtype, loc);
+  const Tensor divisor = frontend::scalar("mean", ScalarOperand(count), dtype);
   return record(make_node(Op::Div, {total.node(), divisor.node()}, loc));
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);

@@ -31,6 +31,28 @@ TEST(InspectTest, IrTextListsOpsWithTheLineThatRecordedThem) {
   EXPECT_FALSE(y.is_ready()) << "inspecting must not compute";
 }
 
+TEST(InspectTest, ANumberSharedByOpsOfSeveralLinesCarriesNoneOfThem) {
+  const lz::Tensor x = lz::from_vector<float>({1, 2}, {2});
+  const lz::Tensor a = x + 1;
+  const lz::Tensor b = x * 2 + 1;  // the same 1, one node for both adds
+  const std::string text = lz::ir_text({a, b});
+  std::istringstream lines(text);
+  int fulls = 0;
+  int adds = 0;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find(" = full(") != std::string::npos) {
+      ++fulls;
+      EXPECT_EQ(line.find("loc("), std::string::npos) << line;
+    }
+    if (line.find(" = add(") != std::string::npos) {
+      ++adds;
+      EXPECT_NE(line.find("inspect_test.cpp"), std::string::npos) << "each add has its line";
+    }
+  }
+  EXPECT_EQ(fulls, 2) << text;  // 1 and 2
+  EXPECT_EQ(adds, 2) << text;
+}
+
 TEST(InspectTest, IrDotIsADigraph) {
   const lz::Tensor y = lz::ones({2}) + 1;
   const std::string dot = lz::ir_dot({y});
@@ -124,6 +146,7 @@ TEST(InspectTest, ADumpThatCannotBeWrittenTurnsDumpingOffWithOneLine) {
             0u)
       << messages;
   EXPECT_EQ(std::count(messages.begin(), messages.end(), '\n'), 1) << messages;
+  std::filesystem::remove_all(directory);
 }
 
 TEST(InspectTest, DumpPassesSelectsWhichPassesAreWritten) {
@@ -146,7 +169,6 @@ TEST(InspectTest, DumpPassesSelectsWhichPassesAreWritten) {
   EXPECT_EQ(files, std::vector<std::string>({"0005.after_fuse.lzir", "0006.after_schedule.lzir"}));
   std::filesystem::remove_all(directory);
 }
-  std::filesystem::remove_all(directory);
 
 TEST(InspectTest, InfoLogPrintsOneLinePerEvaluationAndPerKernel) {
   lz::set_log_level(lz::LogLevel::Info);
