@@ -27,13 +27,36 @@ constexpr size_t kMagicSize = 6;
   throw Error("[" + std::string(op) + "] " + path + ": " + what);
 }
 
+/// The element types of .npy files lazuli has no dtype for, and reads widened, as lz.asarray
+/// widens numpy's arrays: every value stays exact.
+enum class Narrow { None, Float16, Int8, Int16, UInt8, UInt16, UInt32 };
+
 /// What a header says about the elements that follow it.
 struct Header {
-  DType dtype = float32;
-  bool swap_bytes = false;  // stored big-endian
+  DType dtype = float32;       // the tensor's
+  Narrow stored = Narrow::None;  // what the file holds, when narrower than `dtype`
+  size_t stored_size = 4;      // bytes per element in the file
+  bool swap_bytes = false;     // stored big-endian
   bool fortran_order = false;
   Shape shape;
 };
+
+/// The float that IEEE 754 half-precision `bits` holds, exactly.
+float half_to_float(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t exponent = (bits >> 10) & 0x1fu;
+  uint32_t mantissa = bits & 0x3ffu;
+  if (exponent == 0x1f) return std::bit_cast<float>(sign | 0x7f800000u | mantissa << 13);
+  if (exponent != 0) return std::bit_cast<float>(sign | (exponent + 112) << 23 | mantissa << 13);
+  if (mantissa == 0) return std::bit_cast<float>(sign);
+  // A subnormal half is a normal float: shift its mantissa up to the implicit bit.
+  uint32_t shifts = 0;
+  while ((mantissa & 0x400u) == 0) {
+    mantissa <<= 1;
+    ++shifts;
+  }
+  return std::bit_cast<float>(sign | (113 - shifts) << 23 | (mantissa & 0x3ffu) << 13);
+}
 
 /// The text after `key` in the header's dict, from its ':' on, without leading spaces.
 std::string_view value_of(std::string_view dict, std::string_view key, const std::string& path) {
@@ -61,17 +84,32 @@ Header parse_header(std::string_view dict, const std::string& path) {
   if (descr.size() < 2) fail("load_npy", path, "dtype '" + descr + "' is malformed");
   const char order = descr[0];
   const std::string kind = descr.substr(1);
-  constexpr std::pair<std::string_view, DType> kKinds[] = {
-      {"f4", float32}, {"f8", float64}, {"i4", int32}, {"i8", int64}, {"b1", bool_}};
+  struct Kind {
+    std::string_view name;
+    DType dtype;
+    Narrow stored;
+    size_t stored_size;
+  };
+  constexpr Kind kKinds[] = {
+      {"f4", float32, Narrow::None, 4},    {"f8", float64, Narrow::None, 8},
+      {"i4", int32, Narrow::None, 4},      {"i8", int64, Narrow::None, 8},
+      {"b1", bool_, Narrow::None, 1},      {"f2", float32, Narrow::Float16, 2},
+      {"i1", int32, Narrow::Int8, 1},      {"i2", int32, Narrow::Int16, 2},
+      {"u1", int32, Narrow::UInt8, 1},     {"u2", int32, Narrow::UInt16, 2},
+      {"u4", int64, Narrow::UInt32, 4},
+  };
   const auto* known = std::find_if(std::begin(kKinds), std::end(kKinds),
-                                   [&](const auto& entry) { return entry.first == kind; });
+                                   [&](const Kind& entry) { return entry.name == kind; });
   if (known == std::end(kKinds)) {
     fail("load_npy", path,
          "dtype '" + descr +
-             "' is not one lazuli holds (float32 '<f4', float64 '<f8', int32 '<i4', int64 "
-             "'<i8', bool '|b1'); convert it with numpy's astype first");
+             "' is not one lazuli reads (float32 '<f4', float64 '<f8', int32 '<i4', int64 "
+             "'<i8', bool '|b1'; float16, int8, int16, uint8 and uint16 widened to float32 and "
+             "int32, uint32 to int64); convert it with numpy's astype first");
   }
-  header.dtype = known->second;
+  header.dtype = known->dtype;
+  header.stored = known->stored;
+  header.stored_size = known->stored_size;
   if (order != '<' && order != '>' && order != '|' && order != '=') {
     fail("load_npy", path, "dtype '" + descr + "' has an unknown byte order");
   }
@@ -113,6 +151,44 @@ Header parse_header(std::string_view dict, const std::string& path) {
     dims.remove_prefix(digits);
   }
   return header;
+}
+
+/// The elements of a file holding `Stored` values, widened to `T`.
+template <class Stored, Element T>
+std::vector<T> widened(const std::vector<char>& bytes, size_t offset, const Header& header) {
+  const int64_t count = shape_size(header.shape);
+  std::vector<T> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    char raw[sizeof(Stored)];
+    std::memcpy(raw, bytes.data() + offset + i * sizeof(Stored), sizeof(Stored));
+    if (header.swap_bytes) std::reverse(raw, raw + sizeof(Stored));
+    const Stored value = std::bit_cast<Stored>(raw);
+    if constexpr (std::is_same_v<Stored, uint16_t> && std::is_same_v<T, float>) {
+      values[i] = half_to_float(value);  // Float16: its bits
+    } else {
+      values[i] = static_cast<T>(value);
+    }
+  }
+  return values;
+}
+
+/// The tensor of a file whose elements are narrower than any lazuli dtype.
+Tensor widened_tensor_from(const std::vector<char>& bytes, size_t offset, const Header& header,
+                           Device device, std::source_location loc) {
+  const Order order = header.fortran_order ? Order::ColumnMajor : Order::RowMajor;
+  const auto tensor = [&](const auto& values) {
+    return from_data(values.data(), header.shape, order, device, loc);
+  };
+  switch (header.stored) {
+    case Narrow::Float16: return tensor(widened<uint16_t, float>(bytes, offset, header));
+    case Narrow::Int8: return tensor(widened<int8_t, int32_t>(bytes, offset, header));
+    case Narrow::Int16: return tensor(widened<int16_t, int32_t>(bytes, offset, header));
+    case Narrow::UInt8: return tensor(widened<uint8_t, int32_t>(bytes, offset, header));
+    case Narrow::UInt16: return tensor(widened<uint16_t, int32_t>(bytes, offset, header));
+    case Narrow::UInt32: return tensor(widened<uint32_t, int64_t>(bytes, offset, header));
+    case Narrow::None: break;
+  }
+  throw Error("[load_npy] widening elements that are not narrow");
 }
 
 template <Element T>
@@ -175,12 +251,15 @@ Tensor load_npy(const std::string& path, Device device, std::source_location loc
       parse_header(std::string_view(bytes.data() + header_start, header_length), path);
   frontend::check_shape("load_npy", header.shape);
   const size_t offset = header_start + header_length;
-  const size_t expected = static_cast<size_t>(shape_size(header.shape)) * dtype_size(header.dtype);
+  const size_t expected = static_cast<size_t>(shape_size(header.shape)) * header.stored_size;
   if (bytes.size() - offset != expected) {
     fail("load_npy", path,
-         "shape " + shape_string(header.shape) + " of " + dtype_name(header.dtype) + " needs " +
-             std::to_string(expected) + " bytes of data, the file has " +
-             std::to_string(bytes.size() - offset));
+         "shape " + shape_string(header.shape) + " of " + std::to_string(header.stored_size) +
+             "-byte elements needs " + std::to_string(expected) +
+             " bytes of data, the file has " + std::to_string(bytes.size() - offset));
+  }
+  if (header.stored != Narrow::None) {
+    return widened_tensor_from(bytes, offset, header, device, loc);
   }
   switch (header.dtype) {
     case float32: return tensor_from<float>(bytes, offset, header, device, path, loc);

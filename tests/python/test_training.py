@@ -266,6 +266,18 @@ def test_load_npy_of_numpy_files_in_other_layouts(tmp_path):
     assert lz.load_npy(str(tmp_path / "big.npy")).tolist() == [0, 1, 2, 3]
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.int8, np.int16, np.uint8, np.uint16, np.uint32])
+def test_load_npy_widens_narrow_dtypes_as_asarray_does(dtype, tmp_path):
+    info = np.finfo(dtype) if np.issubdtype(dtype, np.floating) else np.iinfo(dtype)
+    array = np.array([info.min, 0, 1, info.max], dtype=dtype).reshape(2, 2)
+    np.save(tmp_path / "narrow.npy", array)
+    loaded = lz.load_npy(tmp_path / "narrow.npy")
+    converted = lz.asarray(array)
+    assert loaded.dtype == converted.dtype
+    np.testing.assert_array_equal(values(loaded), values(converted))
+    np.testing.assert_array_equal(values(loaded), array.astype(values(converted).dtype))
+
+
 def test_load_npy_of_a_bad_file_names_it(tmp_path):
     path = tmp_path / "bad.npy"
     path.write_bytes(b"not an npy file")
