@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <new>
 #include <sstream>
 #include <type_traits>
 #include <utility>
@@ -9,6 +10,8 @@
 
 #include "ir/node.h"
 #include "ir/node_positions.h"
+#include "ir/printer.h"
+#include "lazuli/error.h"
 #include "reference/counter_rng.h"
 
 namespace lz::reference {
@@ -96,7 +99,14 @@ void fill_data_leaves(const ir::Graph& graph, uint64_t seed) {
   for (size_t position = 0; position < graph.nodes.size(); ++position) {
     ir::Node& node = *graph.nodes[position];
     if (node.op != ir::Op::Data || node.buffer != nullptr) continue;
-    auto buffer = memory::Buffer::allocate(node.dtype, node.size());
+    std::shared_ptr<memory::Buffer> buffer;
+    try {
+      buffer = memory::Buffer::allocate(node.dtype, node.size());
+    } catch (const std::bad_alloc&) {
+      throw Error("[run] the data leaf %" + std::to_string(position) + " of " +
+                  ir::type_text(node.dtype, node.shape) + " (" + std::to_string(node.size()) +
+                  " elements) does not fit in memory; give it a smaller shape");
+    }
     const uint64_t stream = random_bits(seed, position);
     switch (node.dtype) {
       case DType::Float32: fill_elements<float>(*buffer, stream); break;
