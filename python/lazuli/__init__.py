@@ -90,6 +90,10 @@ def _numpy_dtype(dtype):
 
 def _as_numpy(obj, dtype):
     array = _np.asarray(obj, dtype=_numpy_dtype(dtype))
+    if dtype is None and array.dtype == _np.float64 and not isinstance(obj, (_np.ndarray, _np.generic)):
+        # Python floats are float32, as everywhere else in lazuli (and in PyTorch and JAX); an
+        # array that says float64 stays float64.
+        array = array.astype(_np.float32)
     if not array.dtype.isnative:  # a big-endian file's array: the same dtype in this byte order
         array = array.astype(array.dtype.newbyteorder("="))
     if array.dtype not in _SUPPORTED:

@@ -136,10 +136,16 @@ def test_big_endian_arrays_are_read_in_native_order(dtype):
 
 def test_asarray_of_python_values_and_dtypes():
     assert lz.asarray(3).dtype == lz.int64 and lz.asarray(3).shape == ()
-    assert lz.asarray(2.5).dtype == lz.float64 and lz.asarray(2.5).item() == 2.5
+    # Python floats are float32, as lz.full's and the operators' (PyTorch's and JAX's choice too);
+    # numpy's float64 stays float64.
+    assert lz.asarray(2.5).dtype == lz.float32 and lz.asarray(2.5).item() == 2.5
+    assert lz.asarray([1.5, 2]).dtype == lz.float32
+    assert lz.asarray(np.array([1.5, 2])).dtype == lz.float64
+    assert lz.asarray(np.float64(2.5)).dtype == lz.float64
+    assert lz.array([0.1]).tolist() == [np.float32(0.1)]
     assert lz.asarray(True).dtype == lz.bool
     assert lz.asarray([[1, 2], [3, 4]]).tolist() == [[1, 2], [3, 4]]
-    assert lz.asarray((1.0, 2.0)).dtype == lz.float64
+    assert lz.asarray((1.0, 2.0)).dtype == lz.float32
     assert lz.asarray([1, 2], dtype=lz.float32).dtype == lz.float32
     assert lz.asarray([1, 2], dtype="int32").dtype == lz.int32
     assert lz.asarray(np.arange(3), dtype=np.float64).tolist() == [0.0, 1.0, 2.0]
