@@ -1,6 +1,8 @@
 // softmax, log_softmax, one_hot and cross_entropy, recorded as compositions of primitives:
 // numerically stable (the maximum is subtracted before exponentiating), and turned into few
 // kernels by fusion.
+#include <limits>
+
 #include "frontend/recording.h"
 #include "ir/type_inference.h"
 #include "lazuli/autodiff.h"
@@ -73,10 +75,16 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& labels, std::source_loc
                 "; expected floating logits of shape (..., classes) and integer labels of shape "
                 "(...), one per row of logits");
   }
-  const Tensor chosen =
-      sum(Traced(logits, loc) * one_hot(labels, scores->shape.back(), scores->dtype, loc), -1,
-          /*keepdims=*/false, loc);
-  return mean(Traced(logsumexp(logits, -1, /*keepdims=*/false, loc), loc) - chosen, {}, false, loc);
+  const int64_t classes = scores->shape.back();
+  const Tensor chosen = sum(Traced(logits, loc) * one_hot(labels, classes, scores->dtype, loc), -1,
+                            /*keepdims=*/false, loc);
+  const Tensor per_row = Traced(logsumexp(logits, -1, /*keepdims=*/false, loc), loc) - chosen;
+  // A label outside [0, classes) picks no logit and would leave a finite loss that hides the
+  // mistake: its row's loss is NaN instead, and so the mean, checked in the loss's own kernel.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const Tensor checked = where(Traced(labels, loc) >= 0,
+                               where(Traced(labels, loc) < classes, per_row, nan, loc), nan, loc);
+  return mean(checked, {}, false, loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

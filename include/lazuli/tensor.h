@@ -383,7 +383,7 @@ Tensor one_hot(const Tensor& labels, int64_t classes, DType dtype = float32, LZ_
 /// The mean over the batch of -log(softmax(logits)[label]): logits of shape (..., classes),
 /// labels an integer tensor of shape (...). Numerically stable (through logsumexp); its gradient
 /// with respect to the logits is (softmax(logits) - one_hot(labels)) / batch. A label outside
-/// [0, classes) is not detected: it adds logsumexp of its row.
+/// [0, classes) makes its row's loss NaN, and so the mean: the mistake shows in the loss.
 Tensor cross_entropy(const Tensor& logits, const Tensor& labels, LZ_HERE);
 
 // ---- Blocking points -------------------------------------------------------------------------

@@ -83,6 +83,18 @@ TEST(TrainingOpsTest, CrossEntropyAndItsGradientSoftmaxMinusOneHot) {
   }
 }
 
+TEST(TrainingOpsTest, ALabelOutsideTheClassesMakesTheLossNaN) {
+  const std::vector<double> values{0.5, -1, 2, 0, 3, 1};
+  const Tensor logits = lz::from_vector(values, {2, 3});
+  for (int64_t wrong : {3, -1, 100}) {
+    const Tensor labels = lz::from_vector<int64_t>({1, wrong}, {2});
+    EXPECT_TRUE(std::isnan(lz::cross_entropy(logits, labels).item<double>())) << wrong;
+  }
+  // The largest and smallest valid labels still give the loss by hand.
+  EXPECT_NEAR(lz::cross_entropy(logits, lz::from_vector<int64_t>({0, 2}, {2})).item<double>(),
+              cross_entropy_by_hand(values, {0, 2}, 3), 1e-12);
+}
+
 TEST(TrainingOpsTest, CrossEntropyRejectsMismatchedLabels) {
   const Tensor logits = lz::zeros({4, 3});
   EXPECT_THROW(lz::cross_entropy(logits, lz::zeros({4}, lz::int64).astype(lz::float32)), lz::Error);

@@ -446,6 +446,8 @@ def test_cross_entropy(rng):
     assert_close(result, expected, rtol=1e-12)
     assert abs(lz.cross_entropy(lz.asarray(logits.astype(np.float32)), labels).item()
                - expected) < 1e-5
+    # A label outside [0, classes) shows in the loss instead of hiding in it.
+    assert np.isnan(lz.cross_entropy(logits, np.array([0, 3, 1, 4, 2, 0])).item())
 
 
 # ---- Indexing ------------------------------------------------------------------------------------
