@@ -120,7 +120,9 @@ class NestedPrinter {
 
 std::ostream& operator<<(std::ostream& out, const Tensor& x) {
   const ir::NodePtr& node = frontend::node_of(x, "print");
-  frontend::evaluate({node}, EvaluationReason::Print, std::source_location());
+  // An operator takes no defaulted source_location: the line that recorded x is the closest
+  // one of the user's, for the log and for the errors of its evaluation.
+  frontend::evaluate({node}, EvaluationReason::Print, node->location);
   const std::string prefix = "tensor(";
   NestedPrinter printer(node->buffer->host(), node->shape, node->size() > kSummarizeAbove);
   out << prefix;

@@ -63,8 +63,15 @@ TEST_F(EvaluationTest, EachBlockingPointNamesItself) {
   (x + 3).eval_async();
   EXPECT_EQ(lz::last_evaluation().reason, lz::EvaluationReason::EvalAsync);
   std::ostringstream out;
-  out << x + 4;
+  const int recorded = __LINE__ + 1;
+  const lz::Tensor printed = x + 4;
+  out << printed;
   EXPECT_EQ(lz::last_evaluation().reason, lz::EvaluationReason::Print);
+  // An operator takes no line of its own: the evaluation is named after the line that recorded
+  // what it prints.
+  EXPECT_NE(lz::last_evaluation().location.find("evaluation_test.cpp:" + std::to_string(recorded)),
+            std::string::npos)
+      << lz::last_evaluation().location;
   const lz::Tensor pending = x + 5;
   lz::waitall();
   EXPECT_EQ(lz::last_evaluation().reason, lz::EvaluationReason::WaitAll);
