@@ -2,7 +2,6 @@
 
 #include <nanobind/nanobind.h>
 
-#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <thread>
@@ -16,7 +15,18 @@ namespace {
 std::mutex exit_mutex;
 bool exiting = false;
 std::thread::id exiting_thread;
-std::atomic<int> waits_without_gil{0};
+
+/// Whether a thread other than this one still has a Python thread state: a daemon thread,
+/// whose objects (a tensor it waits on, its frame's) stay held until the process ends, which
+/// nanobind would report as leaked. Called with the GIL.
+bool other_threads_remain() {
+  int threads = 0;
+  for (PyThreadState* state = PyInterpreterState_ThreadHead(PyInterpreterState_Get());
+       state != nullptr; state = PyThreadState_Next(state)) {
+    ++threads;
+  }
+  return threads > 1;
+}
 
 /// Whether this thread must not take the GIL back: the exit began on another thread. Called
 /// with exit_mutex held.
@@ -25,7 +35,6 @@ bool kept_from_the_gil() { return exiting && std::this_thread::get_id() != exiti
 }  // namespace
 
 GilReleased::GilReleased() : state_(PyEval_SaveThread()) {
-  waits_without_gil.fetch_add(1, std::memory_order_relaxed);
   interruptible_.emplace([this] { check_signals(); });
 }
 
@@ -37,7 +46,6 @@ GilReleased::~GilReleased() {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   }
   PyEval_RestoreThread(state_);
-  waits_without_gil.fetch_sub(1, std::memory_order_relaxed);
 }
 
 void GilReleased::check_signals() {
@@ -59,9 +67,7 @@ void mark_interpreter_exiting() {
     exiting_thread = std::this_thread::get_id();
   }
   PyEval_RestoreThread(state);
-  // A thread still waiting holds its tensors until the process ends: nanobind would report
-  // them as leaked.
-  if (waits_without_gil.load(std::memory_order_relaxed) > 0) nanobind::set_leak_warnings(false);
+  if (other_threads_remain()) nanobind::set_leak_warnings(false);
 }
 
 }  // namespace lz::python
