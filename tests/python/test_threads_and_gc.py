@@ -192,9 +192,10 @@ def test_the_interpreter_exits_cleanly_with_work_and_callbacks_in_flight():
 EXIT_WHILE_A_THREAD_WAITS = """
 import threading
 import lazuli as lz
-x = lz.ones((1500, 1500))
-for _ in range(6):
-    x = x @ lz.ones((1500, 1500)) * 1e-3
+a = lz.ones((3000, 3000)) * 1e-3
+x = lz.ones((3000, 8))
+for _ in range(30):  # narrow products (OpenBLAS): about a second
+    x = a @ x
 started = threading.Event()
 def wait():
     started.set()
