@@ -221,9 +221,10 @@ def test_the_interpreter_exits_cleanly_while_a_daemon_thread_waits_on_a_tensor()
 
 EXIT_WITH_WORK_NOBODY_CAN_READ = """
 import lazuli as lz
-y = lz.ones((1024, 1024))
-for _ in range(40):
-    y = y @ lz.ones((1024, 1024)) * 1e-3
+a = lz.ones((3000, 3000)) * 1e-3
+y = lz.ones((3000, 8))
+for _ in range(60):  # narrow products (OpenBLAS): seconds
+    y = a @ y
 y.eval_async()
 print("launched", flush=True)
 """
