@@ -164,7 +164,7 @@ def test_index_errors():
         x[np.array(1.0)]  # a 0-d float array is no position
     with pytest.raises(IndexError):
         x[1.0]
-    with pytest.raises(IndexError, match="float64"):
+    with pytest.raises(IndexError, match="float32"):
         x[:, [0.0, 1.0]]
     with pytest.raises(IndexError):
         x[[0], [1]]  # one integer array per indexing
