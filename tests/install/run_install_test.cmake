@@ -4,6 +4,7 @@
 # Called by CTest with BUILD_DIR, SOURCE_DIR, WORK_DIR, and the compiler and flags of the build
 # under test (a sanitizer build needs them to link).
 file(REMOVE_RECURSE "${WORK_DIR}")
+# PYTHON, when given: the Python the package was built for, which must import the moved copy.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE output
                   ERROR_VARIABLE output)
@@ -32,5 +33,20 @@ set(expected "sum=30 a(0,1)=-0.2 copied=3,5,17")
 string(FIND "${last_output}" "${expected}" found)
 if(found EQUAL -1)
   message(FATAL_ERROR "consumer printed '${last_output}', expected '${expected}'")
+endif()
+if(PYTHON)
+  file(GLOB_RECURSE package_init "${WORK_DIR}/moved/__init__.py")
+  list(FILTER package_init INCLUDE REGEX "/lazuli/__init__\\.py$")
+  if(NOT package_init)
+    message(FATAL_ERROR "the install has no lazuli/__init__.py beside the extension")
+  endif()
+  get_filename_component(package "${package_init}" DIRECTORY)
+  get_filename_component(site_packages "${package}" DIRECTORY)
+  run(${CMAKE_COMMAND} -E env "PYTHONPATH=${site_packages}" "${PYTHON}" -c
+      "import lazuli as lz\nprint('python', (lz.arange(3) * 2).tolist(), lz.__file__)")
+  string(FIND "${last_output}" "python [0, 2, 4] ${package}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "the installed Python package printed '${last_output}'")
+  endif()
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
