@@ -153,6 +153,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device
 
   runtime::ExecutionOptions& execution = launched->options;
   execution.jit = settings.jit;
+  execution.jit_strict = settings.jit_strict;
   execution.cache_directory = settings.cache_directory;
   execution.log_level = settings.log_level;
   // The promises are held by the launch and by the nodes they became: once only the launch

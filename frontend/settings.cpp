@@ -76,6 +76,25 @@ std::optional<std::string> dump_directory_problem(const std::string& directory) 
   return support::dump_folder_problem(directory);
 }
 
+/// LZ_JIT: a switch, or strict (compiled, and a kernel the JIT refuses fails instead of being
+/// interpreted).
+void read_jit_setting(Settings& settings) {
+  const char* text = std::getenv("LZ_JIT");
+  if (text == nullptr) return;
+  std::string lower(text);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "strict") {
+    settings.jit = true;
+    settings.jit_strict = true;
+  } else if (const std::optional<bool> enabled = support::parse_switch(text)) {
+    settings.jit = *enabled;
+  } else {
+    support::report_ignored_setting("LZ_JIT", text,
+                                    std::string(support::kSwitchValues) + ", or strict");
+  }
+}
+
 struct SettingsStore {
   std::mutex mutex;
   Settings settings;
@@ -91,7 +110,7 @@ struct SettingsStore {
       }
     }
     settings.fusion = support::boolean_from_environment("LZ_FUSION").value_or(settings.fusion);
-    settings.jit = support::boolean_from_environment("LZ_JIT").value_or(settings.jit);
+    read_jit_setting(settings);
     settings.plan_cache =
         support::boolean_from_environment("LZ_PLAN_CACHE").value_or(settings.plan_cache);
     if (const auto kernels = support::integer_from_environment("LZ_KERNEL_CACHE_SIZE", 1)) {
@@ -198,6 +217,11 @@ void set_fusion(bool enabled) {
 void set_jit(bool enabled) {
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.jit = enabled;
+}
+
+void set_jit_strict(bool strict) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.jit_strict = strict;
 }
 
 void set_plan_cache(bool enabled) {

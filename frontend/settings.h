@@ -15,6 +15,7 @@ struct Settings {
   std::string dump_directory;                // LZ_DUMP=dir; empty: no dumps
   bool fusion = true;                        // LZ_FUSION=0: off
   bool jit = true;                           // LZ_JIT=0: interpret every kernel
+  bool jit_strict = false;                   // LZ_JIT=strict: a kernel the JIT refuses fails
   bool plan_cache = true;                    // LZ_PLAN_CACHE=0: run the passes at every evaluation
   std::string cache_directory;               // LZ_CACHE_DIR (or its default); empty: no disk cache
   std::vector<std::string> disabled_passes;  // LZ_PASSES_OFF=name,name

@@ -1,5 +1,5 @@
 // Raised by the lowering for a kernel shape it does not compile; the runtime then runs that
-// kernel through the interpreter and says so in the log.
+// kernel through the interpreter and says so in the log, or, under LZ_JIT=strict, fails it.
 #pragma once
 
 #include <stdexcept>

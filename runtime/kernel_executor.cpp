@@ -46,8 +46,24 @@ BufferPtr compute(const ir::Node& node, std::span<const memory::Buffer* const> i
   }
 }
 
+/// Why neither the JIT nor a library runs `kernel` (not plan::is_compilable, and run_external
+/// declined it).
+std::string why_not_compiled(const plan::Kernel& kernel) {
+  for (const ir::NodePtr& node : kernel.nodes) {
+    if (node->op != ir::Op::MatMul) continue;
+    if (!is_floating(node->dtype)) {
+      return std::string(
+                 "the JIT compiles no matmul, and BLAS multiplies only float32 and "
+                 "float64 matrices, not ") +
+             dtype_name(node->dtype);
+    }
+    return "the JIT compiles no matmul, and BLAS takes no matrix extent beyond 2^31 - 1";
+  }
+  return std::string("the JIT compiles no ") + std::string(ir::op_name(kernel.nodes.back()->op));
+}
+
 /// Runs one kernel, compiled, through a library or interpreted, and puts its outputs into
-/// `written`.
+/// `written`. Strict (LZ_JIT=strict), a kernel the JIT refuses fails instead.
 template <class BufferOf>
 void run_kernel(const plan::Kernel& kernel, const ExecutionOptions& options,
                 const BufferOf& buffer_of,
@@ -79,6 +95,11 @@ void run_kernel(const plan::Kernel& kernel, const ExecutionOptions& options,
     written[kernel.outputs[0].get()] = std::move(results[0]);
     return;
   }
+  if (options.jit && options.jit_strict) {
+    // A kernel the lowering refuses has already failed in run_compiled.
+    throw refused_kernel_error(kernel, why_not_compiled(kernel));
+  }
+  support::counters().kernels_interpreted.fetch_add(1, std::memory_order_relaxed);
   std::unordered_map<const ir::Node*, BufferPtr> local;
   for (const ir::NodePtr& node : kernel.nodes) {
     inputs.clear();

@@ -1,6 +1,7 @@
 // Runs an optimized pipeline's kernels: compiled by the CPU JIT (codegen/cpu/) by default, or
-// interpreted node by node (the reference) when the JIT is off or cannot lower a kernel. Either
-// way the results must equal interpreting the unoptimized graph.
+// interpreted node by node (the reference) when the JIT is off or cannot lower a kernel (unless
+// strict, when such a kernel fails). Either way the results must equal interpreting the
+// unoptimized graph.
 #pragma once
 
 #include <exception>
@@ -19,6 +20,7 @@ namespace lz::runtime {
 
 struct ExecutionOptions {
   bool jit = true;                     // compile kernels (LZ_JIT)
+  bool jit_strict = false;             // LZ_JIT=strict: a kernel the JIT refuses fails
   std::string cache_directory;         // the disk kernel cache; empty: memory only
   LogLevel log_level = LogLevel::Off;  // Info: one line per kernel launch
   std::string dump_directory;          // when set, each compiled kernel's IR and assembly go there
@@ -41,8 +43,8 @@ struct Outcome {
 /// made, which puts each kernel after those it reads), or node by node when `fusion` is null. Data
 /// leaves whose buffers are promised wait for them. A kernel that fails (running out of memory, a
 /// failed input) fails only the outputs that depend on it; the others are computed. Returns one
-/// outcome per graph output, in order. Counts kernels_launched and kernels_cancelled in
-/// lz::stats().
+/// outcome per graph output, in order. Counts kernels_launched, kernels_interpreted and
+/// kernels_cancelled in lz::stats().
 std::vector<Outcome> execute_each(const ir::Graph& graph, const plan::FusionPlan* fusion,
                                   const ExecutionOptions& options = {});
 

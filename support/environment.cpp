@@ -43,11 +43,8 @@ std::optional<int64_t> integer_from_environment(const char* name, int64_t minimu
   return std::nullopt;
 }
 
-std::optional<bool> boolean_from_environment(const char* name) {
-  const char* text = std::getenv(name);
-  if (text == nullptr) return std::nullopt;
-  const std::string_view value(text);
-  std::string lower(value);
+std::optional<bool> parse_switch(std::string_view text) {
+  std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   for (const char* word : {"1", "on", "true", "yes"}) {
@@ -56,8 +53,15 @@ std::optional<bool> boolean_from_environment(const char* name) {
   for (const char* word : {"0", "off", "false", "no"}) {
     if (lower == word) return false;
   }
-  report_ignored_setting(name, value, "1, on, true or yes, or 0, off, false or no");
   return std::nullopt;
+}
+
+std::optional<bool> boolean_from_environment(const char* name) {
+  const char* text = std::getenv(name);
+  if (text == nullptr) return std::nullopt;
+  const std::optional<bool> value = parse_switch(text);
+  if (!value) report_ignored_setting(name, text, kSwitchValues);
+  return value;
 }
 
 void report_ignored_setting(const char* name, std::string_view value, std::string_view expected) {

@@ -22,6 +22,7 @@ Stats stats() {
           c.kernels_launched.load(relaxed),
           c.kernels_cancelled.load(relaxed),
           c.kernels_compiled.load(relaxed),
+          c.kernels_interpreted.load(relaxed),
           c.cache_hits.load(relaxed),
           c.cache_misses.load(relaxed),
           c.bytes_allocated.load(relaxed),
@@ -39,9 +40,10 @@ void reset_stats() {
   support::Counters& c = support::counters();
   for (std::atomic<int64_t>* counter :
        {&c.evaluations, &c.nodes_evaluated, &c.kernels_launched, &c.kernels_cancelled,
-        &c.kernels_compiled, &c.cache_hits, &c.cache_misses, &c.bytes_allocated, &c.disk_cache_hits,
-        &c.compile_microseconds, &c.plan_hits, &c.plan_misses, &c.collectives, &c.collective_bytes,
-        &c.collective_wait_microseconds, &c.collective_move_microseconds}) {
+        &c.kernels_compiled, &c.kernels_interpreted, &c.cache_hits, &c.cache_misses,
+        &c.bytes_allocated, &c.disk_cache_hits, &c.compile_microseconds, &c.plan_hits,
+        &c.plan_misses, &c.collectives, &c.collective_bytes, &c.collective_wait_microseconds,
+        &c.collective_move_microseconds}) {
     counter->store(0, std::memory_order_relaxed);
   }
 }

@@ -12,6 +12,7 @@ struct Counters {
   std::atomic<int64_t> kernels_launched{0};
   std::atomic<int64_t> kernels_cancelled{0};
   std::atomic<int64_t> kernels_compiled{0};
+  std::atomic<int64_t> kernels_interpreted{0};
   std::atomic<int64_t> cache_hits{0};
   std::atomic<int64_t> cache_misses{0};
   std::atomic<int64_t> bytes_allocated{0};

@@ -25,7 +25,8 @@ void set_dump_directory(const std::string& directory);
 void set_dump_passes(const std::string& pattern);
 
 /// Switches (LZ_FUSION, LZ_JIT, LZ_PLAN_CACHE, LZ_CACHE) take 1, on, true or yes, and 0, off, false
-/// or no, in any case; anything else is reported on stderr and leaves the default.
+/// or no, in any case (LZ_JIT also strict); anything else is reported on stderr and leaves the
+/// default.
 
 /// LZ_FUSION=0 turns fusion off: one kernel per op, for fused-versus-unfused comparisons.
 void set_fusion(bool enabled);
@@ -33,6 +34,14 @@ void set_fusion(bool enabled);
 /// LZ_JIT=0 runs every kernel through the reference interpreter instead of compiling it with the
 /// CPU JIT (LLVM ORC), to tell a code generation problem from anything else.
 void set_jit(bool enabled);
+
+/// LZ_JIT=strict (the JIT on, and strict). By default a kernel the CPU JIT does not compile (a
+/// shape its lowering refuses, a matmul of integers, which BLAS does not take) runs through the
+/// reference interpreter, as LZ_LOG=info says. Strict, such a kernel fails its op instead, with
+/// an lz::Error naming the op, the line that recorded it, the kernel and why the JIT refused it:
+/// for tests of compiled code, which a silent fallback would turn into the interpreter compared
+/// with itself. No effect while the JIT is off (set_jit(false) interprets every kernel).
+void set_jit_strict(bool strict);
 
 /// LZ_PLAN_CACHE=0 runs the passes at every evaluation. By default a graph recorded again with
 /// the same structure (ops, shapes, wiring; new data, scalars, seeds or slice starts) reuses the

@@ -12,6 +12,7 @@ struct Stats {
   int64_t kernels_launched = 0;      // kernels run (one per op with fusion off)
   int64_t kernels_cancelled = 0;     // kernels of launches nothing could read any more, not run
   int64_t kernels_compiled = 0;      // kernels compiled by the JIT (not those loaded from disk)
+  int64_t kernels_interpreted = 0;   // kernels run by the reference interpreter (LZ_JIT)
   int64_t cache_hits = 0;            // kernel cache lookups that found code, in memory or on disk
   int64_t cache_misses = 0;          // and those that compiled
   int64_t bytes_allocated = 0;       // bytes of tensor buffers allocated

@@ -63,6 +63,7 @@ void bind_runtime(nb::module_& m) {
     out["kernels_launched"] = s.kernels_launched;
     out["kernels_cancelled"] = s.kernels_cancelled;
     out["kernels_compiled"] = s.kernels_compiled;
+    out["kernels_interpreted"] = s.kernels_interpreted;
     out["cache_hits"] = s.cache_hits;
     out["cache_misses"] = s.cache_misses;
     out["bytes_allocated"] = s.bytes_allocated;
@@ -106,6 +107,7 @@ void bind_runtime(nb::module_& m) {
   m.def("set_dump_passes", &set_dump_passes, nb::arg("pattern"));
   m.def("set_fusion", &set_fusion, nb::arg("enabled"));
   m.def("set_jit", &set_jit, nb::arg("enabled"));
+  m.def("set_jit_strict", &set_jit_strict, nb::arg("strict"));
   m.def("set_plan_cache", &set_plan_cache, nb::arg("enabled"));
   m.def(
       "set_cache_directory",

@@ -7,6 +7,8 @@
 #include <mutex>
 #include <utility>
 
+#include "ir/node.h"
+#include "ir/op.h"
 #include "plan/kernel_signature.h"
 #include "plan/unsupported_kernel.h"
 #include "runtime/kernel_outputs.h"
@@ -56,6 +58,24 @@ std::vector<uint64_t> combined_partial_states(const codegen::LoadedPhase& partia
 
 }  // namespace
 
+Error refused_kernel_error(const plan::Kernel& kernel, const std::string& why) {
+  constexpr size_t kOpsNamed = 8;
+  std::string ops;
+  for (size_t i = 0; i < kernel.nodes.size() && i < kOpsNamed; ++i) {
+    ops += (i ? ", " : "") + std::string(ir::op_name(kernel.nodes[i]->op));
+  }
+  if (kernel.nodes.size() > kOpsNamed) {
+    ops += " and " + std::to_string(kernel.nodes.size() - kOpsNamed) + " more";
+  }
+  const ir::Node& root = *kernel.nodes.back();
+  return ir::recorded_error(
+      root, "kernel " + std::to_string(kernel.id) + " (ops: " + ops +
+                "; result: " + dtype_name(root.dtype) + " " + shape_string(root.shape) +
+                ") is not compiled: " + why +
+                "; LZ_JIT=strict fails such a kernel instead of interpreting it (LZ_JIT=1 "
+                "interprets it, saying so under LZ_LOG=info)");
+}
+
 std::optional<codegen::KernelLookup> compiled_code(const plan::Kernel& kernel,
                                                    const ExecutionOptions& options) {
   codegen::KernelDump dump;
@@ -67,6 +87,9 @@ std::optional<codegen::KernelLookup> compiled_code(const plan::Kernel& kernel,
     lookup = codegen::find_or_compile(kernel, options.cache_directory, dumping ? &dump : nullptr);
     span.arg("source", codegen::kernel_source_name(lookup.source));
   } catch (const plan::UnsupportedKernel& reason) {
+    if (options.jit_strict) {
+      throw refused_kernel_error(kernel, std::string("the JIT refuses ") + reason.what());
+    }
     if (options.log_level != LogLevel::Off) {
       std::fprintf(stderr, "[lazuli]   kernel %d: interpreted (%s)\n", kernel.id, reason.what());
     }

@@ -9,14 +9,20 @@
 #include <vector>
 
 #include "codegen/cpu/kernel_cache.h"
+#include "lazuli/error.h"
 #include "memory/buffer.h"
 #include "plan/fusion_plan.h"
 #include "runtime/kernel_executor.h"
 
 namespace lz::runtime {
 
+/// The error of a kernel the JIT does not compile, under LZ_JIT=strict: names the kernel's last op
+/// and the line that recorded it, the kernel's ops and result, and `why`.
+Error refused_kernel_error(const plan::Kernel& kernel, const std::string& why);
+
 /// The compiled code of `kernel`, its IR and assembly written under LZ_DUMP; nullopt (logged)
-/// when the JIT cannot lower it.
+/// when the JIT cannot lower it, or, strict (ExecutionOptions::jit_strict), throws
+/// refused_kernel_error.
 std::optional<codegen::KernelLookup> compiled_code(const plan::Kernel& kernel,
                                                    const ExecutionOptions& options);
 

@@ -6,6 +6,7 @@
 #include <lazuli/lazuli.h>
 #include <array>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -48,6 +49,15 @@ std::vector<double> values_of(const lz::Tensor& t) {
   }
   return values;
 }
+
+/// Turns the JIT on, strict unless `strict` is false, until the scope ends; then not strict.
+struct CompiledScope {
+  explicit CompiledScope(bool strict = true) {
+    lz::set_jit(true);
+    lz::set_jit_strict(strict);
+  }
+  ~CompiledScope() { lz::set_jit_strict(false); }
+};
 
 /// Builds the expression twice, computes it compiled and interpreted, and compares: exactly for
 /// integers and bools, within a relative 1e-5 (float32) or 1e-12 (float64) for floats, since
@@ -371,6 +381,70 @@ TEST(CpuJitTest, MatmulThroughBlasWithFusedEpilogues) {
         },
         "batched matmul + bias, relu");
   }
+}
+
+// Strict (lz::set_jit_strict), a kernel the JIT does not compile fails its op, naming it and
+// why, instead of running through the interpreter; not strict, it runs there and lz::stats()
+// counts it.
+TEST(CpuJitTest, StrictModeFailsAKernelTheJitDoesNotCompileAndCountsItOtherwise) {
+  const lz::Tensor a = lz::from_vector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3});
+  const lz::Tensor b = lz::from_vector<int32_t>({1, 0, -1, 2, 3, 1}, {3, 2});
+  lz::waitall();
+  {
+    const CompiledScope strict;
+    const lz::Tensor product = lz::matmul(a, b);
+    try {
+      product.wait_to_read();
+      ADD_FAILURE() << "an integer matmul ran under LZ_JIT=strict";
+    } catch (const lz::Error& error) {
+      const std::string message = error.what();
+      EXPECT_NE(message.find("[matmul] recorded at"), std::string::npos) << message;
+      EXPECT_NE(message.find("cpu_jit_test.cpp:"), std::string::npos) << message;
+      EXPECT_NE(message.find("result: int32 (2,2)) is not compiled"), std::string::npos) << message;
+      EXPECT_NE(message.find("BLAS multiplies only float32 and float64 matrices, not int32"),
+                std::string::npos)
+          << message;
+      EXPECT_NE(message.find("LZ_JIT=strict"), std::string::npos) << message;
+    }
+  }
+  const CompiledScope lenient(/*strict=*/false);
+  const lz::Stats before = lz::stats();
+  // (1 2 3; 4 5 6) @ (1 0; -1 2; 3 1), by hand.
+  EXPECT_EQ(lz::matmul(a, b).to_vector<int32_t>(), std::vector<int32_t>({8, 7, 17, 16}));
+  EXPECT_EQ(lz::stats().kernels_interpreted - before.kernels_interpreted, 1);
+}
+
+/// Run by the test below in a process of its own, with LZ_JIT=strict in its environment.
+TEST(JitSettingChild, IntegerMatmulFailsAndFloatMatmulRuns) {
+  const char* setting = std::getenv("LZ_JIT");
+  if (setting == nullptr || std::string(setting) != "strict") {
+    GTEST_SKIP() << "runs only as a child of LZ_JIT=strict's test";
+  }
+  const lz::Tensor ints = lz::from_vector<int32_t>({1, 2, 3, 4}, {2, 2});
+  EXPECT_THROW(lz::matmul(ints, ints).wait_to_read(), lz::Error);
+  const lz::Tensor floats = lz::from_vector<float>({1, 2, 3, 4}, {2, 2});
+  EXPECT_EQ((lz::matmul(floats, floats) + 1.0f).to_vector<float>(),
+            std::vector<float>({8, 11, 16, 23}));
+}
+
+TEST(JitSettingTest, LzJitStrictFromTheEnvironmentFailsWhatTheJitDoesNotCompile) {
+  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
+  std::vector<std::string> arguments{self, "--gtest_filter=JitSettingChild.*"};
+  std::vector<std::string> environment{"LZ_JIT=strict"};
+  if (const char* cache = std::getenv("LZ_CACHE_DIR")) {
+    environment.push_back(std::string("LZ_CACHE_DIR=") + cache);
+  }
+  std::vector<char*> argv;
+  for (std::string& argument : arguments) argv.push_back(argument.data());
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (std::string& variable : environment) envp.push_back(variable.data());
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  ASSERT_EQ(posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed";
 }
 
 /// The bytes of tensor buffers that `evaluate` allocates (lz::stats().bytes_allocated).
