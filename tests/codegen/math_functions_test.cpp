@@ -219,7 +219,12 @@ std::vector<float> near_random_half_pi_multiples(double limit, uint32_t seed) {
 
 class MathFunctionsTest : public ::testing::Test {
  protected:
-  void SetUp() override { lz::set_jit(true); }
+  // Strict: the JIT's functions are measured, never the interpreter's in their place.
+  void SetUp() override {
+    lz::set_jit(true);
+    lz::set_jit_strict(true);
+  }
+  void TearDown() override { lz::set_jit_strict(false); }
 };
 
 // Thresholds of exp in float32: above kOverflow the result is inf, below kSubnormal it is

@@ -99,8 +99,15 @@ int64_t kernels_built() {
 
 class RuntimeSizesTest : public ::testing::Test {
  protected:
-  void SetUp() override { lz::waitall(); }
-  void TearDown() override { lz::set_jit(true); }
+  // Strict: a kernel the JIT refused would fail, not be compared with the interpreter as itself.
+  void SetUp() override {
+    lz::waitall();
+    lz::set_jit_strict(true);
+  }
+  void TearDown() override {
+    lz::set_jit(true);
+    lz::set_jit_strict(false);
+  }
 };
 
 }  // namespace
