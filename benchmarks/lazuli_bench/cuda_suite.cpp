@@ -9,12 +9,15 @@
 // own baselines (the copy, cuBLAS) are queued on the CUDA stream behind lazuli's stream 0 and
 // timed to a synchronize of that stream, on the same wall clock.
 //
-// Without a CUDA device the suite prints why it skips and measures nothing.
+// Without a CUDA device the suite prints why it skips and measures nothing (under
+// LAZULI_REQUIRE_CUDA=1, as on the CUDA emulation in CTest, it fails instead).
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <source_location>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -543,7 +546,14 @@ class CudaSuite : public Suite {
         select_by_name(experiments(), options, "cuda", suite_named(options, "cuda"));
     if (selected.empty()) return;
     if (!lz::cuda::is_available()) {
-      report.section("cuda: skipped: no CUDA device: " + lz::cuda::unavailable_reason());
+      const std::string why = "no CUDA device: " + lz::cuda::unavailable_reason();
+      // The run on the CUDA emulation sets it: a suite that skipped there measured nothing.
+      const char* required = std::getenv("LAZULI_REQUIRE_CUDA");
+      if (required != nullptr && std::string(required) == "1") {
+        throw std::runtime_error("[cuda suite] LAZULI_REQUIRE_CUDA=1, but the suite would skip: " +
+                                 why);
+      }
+      report.section("cuda: skipped: " + why);
       return;
     }
     cuda::CudaDevice& device = cuda::cuda_device(0);

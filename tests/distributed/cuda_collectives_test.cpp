@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lazuli/lazuli.h"
+#include "tests/require_cuda.h"
 
 namespace {
 
@@ -20,9 +21,9 @@ using lz::dist::ReduceOp;
 int rank() { return lz::dist::rank(); }
 int ranks() { return lz::dist::world_size(); }
 
-#define SKIP_WITHOUT_GPU()                                                              \
-  if (lz::dist::device().kind() != lz::Device::Kind::Cuda) {                            \
-    GTEST_SKIP() << "no CUDA device for this rank: " << lz::cuda::unavailable_reason(); \
+#define SKIP_WITHOUT_GPU()                                                                        \
+  if (lz::dist::device().kind() != lz::Device::Kind::Cuda) {                                      \
+    LAZULI_SKIP_WITHOUT_CUDA("no CUDA device for this rank: " << lz::cuda::unavailable_reason()); \
   }
 
 /// Rank r's operand of `shape`: values that differ between ranks, with ties across ranks.

@@ -50,6 +50,7 @@
 #include "runtime/kernel_executor.h"
 #include "support/environment.h"
 #include "tests/passes/graph_generator.h"
+#include "tests/require_cuda.h"
 
 namespace lz::passes {
 namespace {
@@ -438,9 +439,11 @@ TEST(DifferentialFuzzTest, GraphsFromThePlanCacheAgreeWithTheInterpreter) {
 }
 
 TEST(DifferentialFuzzTest, OptimizedGraphsAgreeWithTheInterpreterOnACudaDevice) {
-  if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device: " << cuda::unavailable_reason();
+  if (!cuda::is_available()) {
+    LAZULI_SKIP_WITHOUT_CUDA("no CUDA device: " << cuda::unavailable_reason());
+  }
   std::string why;
-  if (!codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  if (!codegen::cuda::nvrtc_available(&why)) LAZULI_SKIP_WITHOUT_CUDA("no NVRTC: " << why);
   const FuzzSettings& settings = fuzz_settings();
   int failures = 0;
   int checked = 0;

@@ -269,9 +269,7 @@ def test_jax_round_trip():
     assert back.tolist() == [0.0, 1.5, 3.0, 4.5]
 
 
-@pytest.mark.skipif(not lz.cuda.is_available(), reason="no CUDA device: "
-                    + (lz.cuda.unavailable_reason() or "none found"))
-def test_cuda_tensors_read_back_through_numpy():
+def test_cuda_tensors_read_back_through_numpy(cuda_device):
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     x = lz.asarray(a, device="cuda:0")
     assert x.device == lz.Device("cuda:0") and x.device.kind == "cuda"
@@ -284,9 +282,7 @@ def test_cuda_tensors_read_back_through_numpy():
     assert_close(back + 1, np.maximum(a * 2 - 5, 0) + 1)
 
 
-@pytest.mark.skipif(not lz.cuda.is_available(), reason="no CUDA device: "
-                    + (lz.cuda.unavailable_reason() or "none found"))
-def test_cuda_dlpack_hands_device_memory_over_both_ways():
+def test_cuda_dlpack_hands_device_memory_over_both_ways(cuda_device):
     a = np.arange(6, dtype=np.float32).reshape(2, 3)
     x = lz.asarray(a, device="cuda:0") * 2
     assert x.__dlpack_device__() == (2, 0)  # kDLCUDA, device 0

@@ -42,7 +42,7 @@ class OneRank final : public lz::runtime::Communicator {
 // libnccl.so.2, whose entry points lazuli resolves by name and declares by nccl.h's ABI.
 TEST(NcclLoaderTest, NcclLoadsWithEveryEntryPointAndMakesUniqueIds) {
   std::string why;
-  if (!lz::runtime::cuda::nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
+  if (!lz::runtime::cuda::nccl_available(&why)) LAZULI_SKIP_WITHOUT_CUDA("no NCCL: " << why);
   const lz::ir::NodePtr node = lz::ir::new_node();
   node->op = lz::ir::Op::AllSum;
   const lz::runtime::cuda::NcclUniqueId first = lz::runtime::cuda::make_nccl_unique_id(*node);
@@ -54,9 +54,9 @@ class CudaCollectivesTest : public lz::test::CudaTest {
  protected:
   void SetUp() override {
     CudaTest::SetUp();
-    if (IsSkipped()) return;
+    if (IsSkipped() || HasFatalFailure()) return;
     std::string why;
-    if (!lz::runtime::cuda::nccl_available(&why)) GTEST_SKIP() << "no NCCL: " << why;
+    if (!lz::runtime::cuda::nccl_available(&why)) LAZULI_SKIP_WITHOUT_CUDA("no NCCL: " << why);
     lz::runtime::install_communicator(std::make_shared<OneRank>(), std::chrono::seconds(60));
   }
   void TearDown() override {

@@ -10,6 +10,7 @@
 
 #include "codegen/cuda/nvrtc.h"
 #include "runtime/cuda/device.h"
+#include "tests/require_cuda.h"
 
 namespace {
 
@@ -17,10 +18,10 @@ namespace cuda = lz::runtime::cuda;
 
 TEST(CudaDeviceTest, AnNvrtcKernelRunsOnAStreamOverAllocatorMemory) {
   if (!lz::cuda::is_available()) {
-    GTEST_SKIP() << "no CUDA device: " << lz::cuda::unavailable_reason();
+    LAZULI_SKIP_WITHOUT_CUDA("no CUDA device: " << lz::cuda::unavailable_reason());
   }
   std::string why;
-  if (!lz::codegen::cuda::nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  if (!lz::codegen::cuda::nvrtc_available(&why)) LAZULI_SKIP_WITHOUT_CUDA("no NVRTC: " << why);
   cuda::CudaDevice& device = cuda::cuda_device(0);
   const std::string arch = device.properties().architecture();
   const auto compiled = lz::codegen::cuda::compile_cuda(

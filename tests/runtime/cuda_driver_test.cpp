@@ -12,6 +12,7 @@
 
 #include "runtime/cuda/cublas_matmul.h"
 #include "runtime/cuda/driver.h"
+#include "tests/require_cuda.h"
 
 namespace {
 
@@ -69,7 +70,7 @@ TEST(CudaDriverTest, AMissingLibraryIsReportedWithTheLoadersMessage) {
 
 TEST(CudaDriverTest, WithAGpuTheDeviceDescribesItself) {
   if (!lz::cuda::is_available()) {
-    GTEST_SKIP() << "no CUDA device: " << lz::cuda::unavailable_reason();
+    LAZULI_SKIP_WITHOUT_CUDA("no CUDA device: " << lz::cuda::unavailable_reason());
   }
   EXPECT_TRUE(lz::cuda::unavailable_reason().empty());
   const cuda::DeviceProperties properties = cuda::device_properties(0);
