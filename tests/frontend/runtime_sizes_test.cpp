@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -137,6 +138,18 @@ TEST_F(RuntimeSizesTest, KernelsCompiledForOneSizeComputeEveryOtherAsTheInterpre
       << "kernels were compiled again for extents that their keys leave out";
 }
 
+/// `count` whole numbers from {-3, -2, -1, 1, 2, 3} (never 0), the same for the same seed.
+std::vector<float> small_whole_numbers(int64_t count, uint32_t seed) {
+  std::vector<float> values(static_cast<size_t>(count));
+  uint32_t state = seed;
+  for (float& value : values) {
+    state = state * 1664525u + 1013904223u;
+    const int magnitude = 1 + static_cast<int>((state >> 16) % 3);
+    value = static_cast<float>((state >> 30) & 1 ? magnitude : -magnitude);
+  }
+  return values;
+}
+
 // sum(x) over 65,536 elements or more splits across threads (a partial and a finish phase); below
 // that it is one loop. The key holds that choice, so both run right with warm code.
 TEST_F(RuntimeSizesTest, ReductionsToOneValueSplitOrNotByTheirSize) {
@@ -144,13 +157,27 @@ TEST_F(RuntimeSizesTest, ReductionsToOneValueSplitOrNotByTheirSize) {
   int64_t built_before = kernels_built();
   for (const auto& [rows, columns] : extents) {
     SCOPED_TRACE(std::to_string(rows) + "x" + std::to_string(columns));
-    const lz::Tensor x = lz::random_uniform({rows, columns}, 21, -1, 1);
-    const lz::Tensor y = lz::random_uniform({columns}, 22, -1, 1);
+    // Whole products of at most 9 in magnitude: every partial sum (at most 9 * 102,800 < 2^24) is
+    // exact in float32, so any order of summing gives the exact total, computed here in plain
+    // loops; a sum that missed one element would be off by 1 or more.
+    const std::vector<float> x_values = small_whole_numbers(rows * columns, 21);
+    const std::vector<float> y_values = small_whole_numbers(columns, 22);
+    double expected = 0;
+    for (int64_t i = 0; i < rows * columns; ++i) {
+      expected += double{x_values[i]} * y_values[i % columns];
+    }
+    const lz::Tensor x = lz::from_vector(x_values, {rows, columns});
+    const lz::Tensor y = lz::from_vector(y_values, {columns});
+    lz::waitall();
     lz::set_jit(true);
     const double compiled = lz::sum(x * y).item<float>();
     lz::set_jit(false);
     const double interpreted = lz::sum(x * y).item<float>();
-    EXPECT_NEAR(compiled, interpreted, 1e-5 * rows * columns);
+    // Relative, and below 1 for any total under 2^24: missing the smallest term fails it.
+    const double tolerance = 1e-7 * std::abs(expected);
+    ASSERT_LT(tolerance, 1.0);
+    EXPECT_NEAR(compiled, expected, tolerance);
+    EXPECT_NEAR(interpreted, expected, tolerance);
     if (rows == 257 || rows == 30) {
       EXPECT_EQ(kernels_built(), built_before) << "the second size of each kind compiled again";
     }
