@@ -64,8 +64,11 @@ struct NodeHash {
 };
 
 struct NodeEqual {
+  int64_t* comparisons;  // counted into PassContext::node_comparisons
+
   bool operator()(const ir::Node* a, const ir::Node* b) const {
     if (a == b) return true;
+    ++*comparisons;
     if (a->op != b->op || a->dtype != b->dtype || a->shape != b->shape) return false;
     if (holds_buffer(*a) || holds_buffer(*b)) {
       return a->buffer != nullptr && a->buffer == b->buffer;
@@ -85,8 +88,9 @@ class CommonSubexpressionElimination final : public Pass {
     ir::Graph& graph = context.graph;
     // A duplicate -> the first node computing its value.
     std::unordered_map<const ir::Node*, ir::NodePtr> replacement;
-    std::unordered_set<ir::Node*, NodeHash, NodeEqual> seen;
-    seen.reserve(graph.nodes.size());
+    int64_t comparisons = 0;
+    std::unordered_set<ir::Node*, NodeHash, NodeEqual> seen(graph.nodes.size(), NodeHash{},
+                                                            NodeEqual{&comparisons});
     const auto canonical = [&](ir::NodePtr& node) {
       if (replacement.empty()) return;
       const auto found = replacement.find(node.get());
@@ -99,6 +103,7 @@ class CommonSubexpressionElimination final : public Pass {
       const auto [first, inserted] = seen.insert(node.get());
       if (!inserted) replacement.emplace(node.get(), (*first)->shared_from_this());
     }
+    context.node_comparisons += comparisons;
     if (replacement.empty()) return;
     for (ir::NodePtr& output : graph.outputs) canonical(output);
     detail::remove_unreachable_nodes(graph);

@@ -38,6 +38,9 @@ struct PassContext {
   std::unique_ptr<plan::FusionPlan> fusion;  // set by "fuse"
   std::unique_ptr<plan::Schedule> schedule;  // set by "schedule" (needs "fuse")
   std::unique_ptr<plan::MemoryPlan> memory;  // set by "memplan" (needs "schedule")
+  // Work counted, so that a test bounds it instead of timing the pass: "cse" adds the comparisons
+  // of two distinct nodes' fields it made.
+  int64_t node_comparisons = 0;
 };
 
 /// One named transformation or analysis; a pass is small and does one thing.

@@ -1,9 +1,7 @@
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <limits>
 #include <memory>
 
@@ -195,22 +193,20 @@ ir::Graph two_identical_chains(int length) {
   return graph;
 }
 
-TEST(CommonSubexpressionEliminationTest, HundredThousandNodesInLinearTime) {
+// Linear work, counted rather than timed (speed is tracked in benchmarks/): each node of the
+// second chain is compared with its twin in the first, once its inputs are merged, instead of
+// walking down both chains (about n^2 / 2 comparisons for chains of n).
+TEST(CommonSubexpressionEliminationTest, HundredThousandNodesInLinearWork) {
   constexpr int kLength = 50'000;  // two chains: 100,001 nodes
   ir::Graph graph = two_identical_chains(kLength);
   PassContext context(std::move(graph));
-
-  const auto start = std::chrono::steady_clock::now();
   make_pass("cse")->run(context);
-  const std::chrono::duration<double, std::milli> elapsed =
-      std::chrono::steady_clock::now() - start;
-  std::printf("[ cse      ] %d nodes in %.1f ms\n", 2 * kLength + 1, elapsed.count());
 
   ir::verify(context.graph);
   EXPECT_EQ(context.graph.nodes.size(), static_cast<size_t>(kLength + 1));
   EXPECT_EQ(context.graph.outputs[0], context.graph.outputs[1]);
-  // A generous bound that only a quadratic algorithm misses; speed is tracked in benchmarks/.
-  EXPECT_LT(elapsed.count(), 2000.0);
+  EXPECT_GE(context.node_comparisons, kLength) << "each duplicate is found by a comparison";
+  EXPECT_LE(context.node_comparisons, 2 * kLength) << "more than two comparisons per duplicate";
 }
 
 }  // namespace
