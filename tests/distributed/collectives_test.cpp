@@ -333,14 +333,40 @@ TEST(CollectivesTest, TheIrNamesEachCollectiveWithItsRanksAndSequence) {
   y.wait_to_read();
 }
 
-TEST(CollectivesTest, BarrierReturnsOnceEveryRankArrives) {
-  const auto start = std::chrono::steady_clock::now();
-  if (rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  lz::dist::barrier();
-  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(250));
+/// Now on the steady clock, in nanoseconds: CLOCK_MONOTONIC, one clock for every process of the
+/// machine, where mpirun starts the ranks of these tests.
+int64_t steady_nanoseconds() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
 }
 
-// Run alone, with LZ_DIST_TIMEOUT=1 (tests/distributed/CMakeLists.txt): rank 1 never joins.
+// No rank leaves the barrier before the last one arrives: each rank stamps its arrival and its
+// departure, the ranks exchange the stamps, and every departure must come after every arrival.
+// An order of events, not a duration, so it holds whatever the load of the machine: rank 0's
+// sleep only makes a barrier that lets the others through early likely to show it.
+TEST(CollectivesTest, BarrierReturnsOnceEveryRankArrives) {
+  if (rank() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const int64_t arrived = steady_nanoseconds();
+  lz::dist::barrier();
+  const int64_t left = steady_nanoseconds();
+  const std::vector<int64_t> stamps =
+      lz::dist::all_gather(lz::from_vector<int64_t>({arrived, left}, {2})).to_vector<int64_t>();
+  ASSERT_EQ(stamps.size(), static_cast<size_t>(2 * ranks()));
+  int64_t last_arrival = stamps[0];
+  int64_t first_departure = stamps[1];
+  for (int r = 0; r < ranks(); ++r) {
+    last_arrival = std::max(last_arrival, stamps[2 * r]);
+    first_departure = std::min(first_departure, stamps[2 * r + 1]);
+  }
+  EXPECT_GE(first_departure, last_arrival)
+      << "a rank left the barrier " << (last_arrival - first_departure)
+      << " ns before the last rank arrived";
+}
+
+// Run alone, with LZ_DIST_TIMEOUT=1 (tests/distributed/CMakeLists.txt): rank 1 never joins. The
+// deadline is the behaviour under test: rank 0 fails by the timeout of 1 s, well before rank 1
+// leaves at 3 s (which would end the wait another way), instead of hanging.
 TEST(CollectivesTimeoutTest, ACollectiveARankNeverReachesFailsAfterTheTimeout) {
   if (rank() == 1) {
     std::this_thread::sleep_for(std::chrono::seconds(3));
@@ -357,7 +383,7 @@ TEST(CollectivesTimeoutTest, ACollectiveARankNeverReachesFailsAfterTheTimeout) {
   const auto waited = std::chrono::steady_clock::now() - start;
   EXPECT_NE(message.find("not every rank reached this collective within 1"), std::string::npos)
       << message;
-  EXPECT_LT(waited, std::chrono::seconds(3));
+  EXPECT_LT(waited, std::chrono::seconds(3)) << "the timeout, not rank 1's exit, ended the wait";
   // The group is broken now, and says so at once.
   const Tensor later = lz::dist::all_reduce(lz::ones({4}));
   try {
