@@ -222,8 +222,16 @@ def test_devices_and_scopes():
     assert lz.ones((2,)).device == lz.cpu(0)
     with pytest.raises(lz.Error, match="cpu:0 and cpu:2"):
         lz.ones((2,)) + made
-    assert isinstance(lz.cuda.is_available(), bool)
-    assert lz.cuda.device_count() >= 0
+    # Whether CUDA devices exist is one fact, asked three ways: the answers must agree.
+    count = lz.cuda.device_count()
+    assert lz.cuda.is_available() is (count > 0)
+    if count == 0:
+        with pytest.raises(lz.Error, match="no CUDA device"):
+            lz.Device("cuda:0")
+    else:
+        assert lz.Device(f"cuda:{count - 1}").index == count - 1
+        with pytest.raises(lz.Error, match="does not exist"):
+            lz.Device(f"cuda:{count}")
 
 
 def test_assert_close_helper_catches_a_wrong_value():

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <thread>
 #include <vector>
@@ -59,15 +60,31 @@ TEST(StreamTest, TasksRunInSubmissionOrderOnOneThread) {
   EXPECT_EQ(stream.pending(), 0);
 }
 
+// The first stream's task waits for the second stream's task, which can run only beside it. The
+// wait is bounded only so that streams run one after the other fail here instead of hanging: a
+// deadlock is what the bound tests, not a speed (a correct stream runs the task at once).
 TEST(StreamTest, TwoStreamsRunConcurrently) {
   Stream first("first");
   Stream second("second");
-  std::promise<void> second_ran;
-  // The first stream's task can only finish once the second stream's task has run.
-  first.submit([ran = second_ran.get_future().share()] { ran.wait(); });
-  second.submit([&] { second_ran.set_value(); });
+  std::promise<std::thread::id> second_ran;
+  const std::shared_future<std::thread::id> ran = second_ran.get_future().share();
+  std::atomic<bool> saw_second{false};
+  std::thread::id first_thread;
+  first.submit([&] {
+    first_thread = std::this_thread::get_id();
+    saw_second = ran.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  });
+  second.submit([&] { second_ran.set_value(std::this_thread::get_id()); });
   first.synchronize();
   second.synchronize();
+  EXPECT_TRUE(saw_second) << "the second stream's task did not run while the first's waited";
+  ASSERT_TRUE(ran.valid());
+  const std::thread::id second_thread = ran.get();
+  EXPECT_NE(first_thread, second_thread) << "both tasks ran on one thread";
+  EXPECT_NE(first_thread, std::this_thread::get_id());
+  EXPECT_NE(second_thread, std::this_thread::get_id());
+  EXPECT_EQ(first.pending(), 0);
+  EXPECT_EQ(second.pending(), 0);
 }
 
 TEST(StreamTest, AClaimRunsOnTheCallerAndQueuesLaterWorkBehindIt) {
