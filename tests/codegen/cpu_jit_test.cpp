@@ -475,13 +475,11 @@ TEST(JitSettingChild, IntegerMatmulFailsAndFloatMatmulRuns) {
             std::vector<float>({8, 11, 16, 23}));
 }
 
-TEST(JitSettingTest, LzJitStrictFromTheEnvironmentFailsWhatTheJitDoesNotCompile) {
+/// This test executable started again, running the tests `filter` selects with only
+/// `environment`; its process id, or 0 when it could not start.
+pid_t spawn_this_executable(const std::string& filter, std::vector<std::string> environment) {
   const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
-  std::vector<std::string> arguments{self, "--gtest_filter=JitSettingChild.*"};
-  std::vector<std::string> environment{"LZ_JIT=strict"};
-  if (const char* cache = std::getenv("LZ_CACHE_DIR")) {
-    environment.push_back(std::string("LZ_CACHE_DIR=") + cache);
-  }
+  std::vector<std::string> arguments{self, "--gtest_filter=" + filter};
   std::vector<char*> argv;
   for (std::string& argument : arguments) argv.push_back(argument.data());
   argv.push_back(nullptr);
@@ -489,7 +487,17 @@ TEST(JitSettingTest, LzJitStrictFromTheEnvironmentFailsWhatTheJitDoesNotCompile)
   for (std::string& variable : environment) envp.push_back(variable.data());
   envp.push_back(nullptr);
   pid_t pid = 0;
-  ASSERT_EQ(posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+  if (posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()) != 0) return 0;
+  return pid;
+}
+
+TEST(JitSettingTest, LzJitStrictFromTheEnvironmentFailsWhatTheJitDoesNotCompile) {
+  std::vector<std::string> environment{"LZ_JIT=strict"};
+  if (const char* cache = std::getenv("LZ_CACHE_DIR")) {
+    environment.push_back(std::string("LZ_CACHE_DIR=") + cache);
+  }
+  const pid_t pid = spawn_this_executable("JitSettingChild.*", std::move(environment));
+  ASSERT_NE(pid, 0);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child failed";
@@ -851,19 +859,11 @@ TEST(KernelCacheChild, CompilesAndLoadsSharedKernels) {
 
 TEST(KernelCacheTest, TwoProcessesShareADirectory) {
   const std::filesystem::path directory = fresh_directory("lazuli_shared_cache");
-  const std::string self = std::filesystem::read_symlink("/proc/self/exe").string();
   std::vector<pid_t> children;
   for (int child = 0; child < 2; ++child) {
-    std::vector<std::string> arguments{self, "--gtest_filter=KernelCacheChild.*"};
-    std::vector<std::string> environment{"LAZULI_CACHE_CHILD_DIR=" + directory.string()};
-    std::vector<char*> argv;
-    for (std::string& argument : arguments) argv.push_back(argument.data());
-    argv.push_back(nullptr);
-    std::vector<char*> envp;
-    for (std::string& variable : environment) envp.push_back(variable.data());
-    envp.push_back(nullptr);
-    pid_t pid = 0;
-    ASSERT_EQ(posix_spawn(&pid, self.c_str(), nullptr, nullptr, argv.data(), envp.data()), 0);
+    const pid_t pid = spawn_this_executable("KernelCacheChild.*",
+                                            {"LAZULI_CACHE_CHILD_DIR=" + directory.string()});
+    ASSERT_NE(pid, 0);
     children.push_back(pid);
   }
   for (pid_t pid : children) {
