@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "error_of.h"
+
 namespace {
 
 TEST(HostDataTest, FromDataCopiesRowMajorElements) {
@@ -89,17 +91,6 @@ TEST(HostDataTest, CopyToWritesTheCallersBuffer) {
   std::vector<float> out(6, -1);
   x.copy_to(std::span(out));
   EXPECT_EQ(out, std::vector<float>({0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f}));
-}
-
-/// The lz::Error `call` throws, or "" when it throws none.
-template <class Call>
-std::string error_of(Call&& call) {
-  try {
-    call();
-  } catch (const lz::Error& error) {
-    return error.what();
-  }
-  return "";
 }
 
 TEST(HostDataTest, MistakesAreErrorsNamingTheCallAndWhatWouldBeValid) {

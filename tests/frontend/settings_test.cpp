@@ -6,18 +6,9 @@
 
 #include <lazuli/lazuli.h>
 
-namespace {
+#include "error_of.h"
 
-/// The message of the lz::Error `set` throws, or "" when it throws none.
-template <class Set>
-std::string error_of(Set set) {
-  try {
-    set();
-  } catch (const lz::Error& error) {
-    return error.what();
-  }
-  return "";
-}
+namespace {
 
 TEST(SettingsTest, BoundsBelowTheirMinimumAreErrorsSayingWhatIsValid) {
   EXPECT_EQ(error_of([] { lz::set_max_in_flight(-3); }),
