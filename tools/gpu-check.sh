@@ -135,6 +135,9 @@ run_test() {
   # closing the pipe early, would otherwise end the whole check before its table.
   if [[ $status != ok ]]; then { grep -E "Failure|FAILED|error|not built|ended after" "$log" || true; } | head -20 || true; fi
 }
+# On the GPU machine a GPU test that would skip fails instead: nothing passes by not running
+# (tests that need a second device still skip on one).
+export LAZULI_REQUIRE_CUDA=1
 for test in "${gpu_tests[@]}"; do run_test "$test"; done
 # 50 random graphs on the GPU (each compiled by NVRTC) keep the whole check inside 8 minutes.
 LAZULI_FUZZ_CUDA_GRAPHS=${LAZULI_FUZZ_CUDA_GRAPHS:-50} run_test passes_fuzz_tests \
