@@ -120,7 +120,8 @@ def test_waitall_raises_a_failure_no_blocking_point_raised():
     lz.set_memory_limit(16 << 20)
     try:
         recorded_line = here() + 1
-        (lz.ones((8 << 20,)) * 3).eval_async()  # dropped without being read
+        unread = lz.ones((8 << 20,)) * 3  # held but never read: a dropped result is not computed
+        unread.eval_async()
         with pytest.raises(lz.Error) as raised:
             lz.waitall()
         assert f"{__file__}:{recorded_line}" in str(raised.value), str(raised.value)
