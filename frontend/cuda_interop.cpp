@@ -12,11 +12,14 @@
 
 namespace lz::cuda {
 
-DeviceElements device_elements(const Tensor& x, uint64_t reader_stream,
-                               std::source_location loc) try {
-  const ir::NodePtr& node = frontend::node_of(x, "device_elements");
+namespace {
+
+/// device_elements, of the tensor's own memory or of a copy (`op` names which).
+DeviceElements exported_elements(const Tensor& x, uint64_t reader_stream, bool copy,
+                                 const std::string& op, std::source_location loc) {
+  const ir::NodePtr& node = frontend::node_of(x, op);
   if (node->device.kind() != Device::Kind::Cuda) {
-    throw Error("[device_elements] the tensor is on " + node->device.name() +
+    throw Error("[" + op + "] the tensor is on " + node->device.name() +
                 ", not on a CUDA device; move it with to(lz::Device::cuda()) first");
   }
   frontend::evaluate({node}, EvaluationReason::Read, loc);
@@ -29,7 +32,14 @@ DeviceElements device_elements(const Tensor& x, uint64_t reader_stream,
   runtime::cuda::CudaDevice& cuda = runtime::cuda::cuda_device(device);
   // A tensor made from host data has its elements on the device only once a kernel read them:
   // written_address uploads them then.
-  const uint64_t address = runtime::cuda::written_address(cuda, *buffer, "device_elements");
+  uint64_t address = runtime::cuda::written_address(cuda, *buffer, op);
+  if (copy) {
+    buffer =
+        memory::Buffer::on_device(node->dtype, node->size(),
+                                  runtime::cuda::copy_device_memory(
+                                      cuda, address, node->size() * dtype_size(node->dtype), op));
+    address = runtime::cuda::written_address(cuda, *buffer, op);
+  }
   // DLPack's 1 and 2, the legacy and the per-thread default streams, are both marked on the
   // legacy one (CUDA's handle 1, CU_STREAM_LEGACY): the owner may be let go on another thread
   // than the reader's, and the legacy stream waits for every thread's per-thread stream.
@@ -42,6 +52,20 @@ DeviceElements device_elements(const Tensor& x, uint64_t reader_stream,
     }
   });
   return {address, device, std::move(owner)};
+}
+
+}  // namespace
+
+DeviceElements device_elements(const Tensor& x, uint64_t reader_stream,
+                               std::source_location loc) try {
+  return exported_elements(x, reader_stream, /*copy=*/false, "device_elements", loc);
+} catch (const Error& error) {
+  frontend::rethrow_at_user_line(error, loc);
+}
+
+DeviceElements device_elements_copy(const Tensor& x, uint64_t reader_stream,
+                                    std::source_location loc) try {
+  return exported_elements(x, reader_stream, /*copy=*/true, "device_elements_copy", loc);
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }

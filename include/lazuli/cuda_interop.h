@@ -29,6 +29,11 @@ struct DeviceElements {
 /// for a tensor on the CPU. Neither side may write the memory while both hold it.
 DeviceElements device_elements(const Tensor& x, uint64_t reader_stream = 1, LZ_HERE);
 
+/// As device_elements, but a copy of the elements in device memory of its own, which the caller
+/// may write without changing `x`: what a DLPack consumer gets unless it asks for no copy.
+/// Released as device_elements' memory is, after the work queued on `reader_stream` has run.
+DeviceElements device_elements_copy(const Tensor& x, uint64_t reader_stream = 1, LZ_HERE);
+
 /// A tensor of `shape` and `dtype` over the row-major elements at `address` on CUDA device
 /// `device`, memory that lazuli does not own and never writes. The elements must be written
 /// before the call (the work writing them finished), and stay valid and unchanged until lazuli

@@ -147,14 +147,16 @@ def from_dlpack(obj, device=None):
 
 def _dlpack(self, stream=None, **kwargs):
     if self.device.kind == "cuda" and kwargs.get("dl_device") in (None, self.__dlpack_device__()):
-        # The device memory itself, once written, so any stream may read it; lazuli reuses it
-        # after the consumer lets go and its stream (DLPack's number; None and -1 say nothing
-        # of it: the legacy default stream, 1) has run what it queued.
+        # Device memory, once written, so any stream may read it: a copy the consumer may write,
+        # or lazuli's own when it asks for no copy (copy=False); lazuli reuses it after the
+        # consumer lets go and its stream (DLPack's number; None and -1 say nothing of it: the
+        # legacy default stream, 1) has run what it queued.
         if stream == 0:
             raise BufferError("stream=0 is ambiguous for a CUDA tensor (DLPack): pass 1 for the "
                               "legacy default stream, 2 for the per-thread one, or a stream")
         reader = 1 if stream is None or stream < 0 else stream
-        return _lazuli._cuda_dlpack_array(self, reader).__dlpack__(stream=stream, **kwargs)
+        copy = kwargs.get("copy") is not False
+        return _lazuli._cuda_dlpack_array(self, reader, copy).__dlpack__(stream=stream, **kwargs)
     # numpy takes no stream: host memory is read on the host. A consumer may write what it gets
     # (PyTorch does not honour DLPack's read-only flag), and lazuli's results must not change
     # under it: it gets a copy of its own, unless it asks for none (copy=False), promising not to

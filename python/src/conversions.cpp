@@ -282,12 +282,13 @@ Tensor borrow_buffer(nb::handle buffer, Device device, std::source_location loc)
   });
 }
 
-nb::object cuda_dlpack_array(const Tensor& tensor, uint64_t reader_stream,
+nb::object cuda_dlpack_array(const Tensor& tensor, uint64_t reader_stream, bool copy,
                              std::source_location loc) {
   cuda::DeviceElements elements;
   {
     GilReleased unlocked;
-    elements = cuda::device_elements(tensor, reader_stream, loc);
+    elements = copy ? cuda::device_elements_copy(tensor, reader_stream, loc)
+                    : cuda::device_elements(tensor, reader_stream, loc);
   }
   std::vector<size_t> shape;
   for (int64_t extent : tensor.shape()) shape.push_back(static_cast<size_t>(extent));

@@ -82,10 +82,11 @@ nb::object to_numpy(const Tensor& tensor, std::source_location loc);
 /// has no such memory; lazuli's Python layer then copies it.
 Tensor borrow_buffer(nb::handle buffer, Device device, std::source_location loc);
 
-/// A CUDA tensor's device memory as an array object with __dlpack__ (nanobind's), which keeps
-/// the memory alive, read by the consumer on `reader_stream` (lz::cuda::device_elements); a
-/// blocking point, waiting with the GIL released.
-nb::object cuda_dlpack_array(const Tensor& tensor, uint64_t reader_stream,
+/// A CUDA tensor's device memory, or with `copy` a copy the consumer may write, as an array
+/// object with __dlpack__ (nanobind's), which keeps the memory alive, read by the consumer on
+/// `reader_stream` (lz::cuda::device_elements, device_elements_copy); a blocking point, waiting
+/// with the GIL released.
+nb::object cuda_dlpack_array(const Tensor& tensor, uint64_t reader_stream, bool copy,
                              std::source_location loc);
 
 /// A tensor over the device memory of `array`, a C-contiguous CUDA array with __dlpack__ of a

@@ -62,10 +62,10 @@ void bind_ops(nb::module_& m) {
       nb::arg("array"));
   m.def(
       "_cuda_dlpack_array",
-      [](const Tensor& tensor, uint64_t reader_stream) {
-        return cuda_dlpack_array(tensor, reader_stream, caller_location());
+      [](const Tensor& tensor, uint64_t reader_stream, bool copy) {
+        return cuda_dlpack_array(tensor, reader_stream, copy, caller_location());
       },
-      nb::arg("tensor"), nb::arg("reader_stream"));
+      nb::arg("tensor"), nb::arg("reader_stream"), nb::arg("copy"));
   m.def(
       "full",
       [](nb::handle shape, nb::handle value, nb::handle dtype, nb::handle device) {

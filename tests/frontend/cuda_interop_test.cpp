@@ -66,6 +66,27 @@ TEST_F(CudaInteropTest, ExportedElementsAreTheComputedTensorOnItsDevice) {
             (std::vector<float>{1.5f, -2}));
 }
 
+TEST_F(CudaInteropTest, AnExportedCopyIsMemoryOfItsOwnThatTheCallerMayWrite) {
+  const lz::Tensor x = lz::arange(0, 6, 1, lz::float32).to(lz::Device::cuda(0)) * 2.0f;
+  const lz::cuda::DeviceElements shared = lz::cuda::device_elements(x);
+  const lz::cuda::DeviceElements copied = lz::cuda::device_elements_copy(x);
+  ASSERT_NE(copied.owner, nullptr);
+  EXPECT_NE(copied.address, shared.address);
+  const std::vector<float> expected{0, 2, 4, 6, 8, 10};
+  EXPECT_EQ(read_device(copied.address, 6), expected);
+  // The caller writes its copy; the tensor and its own memory keep their values.
+  runtime_cuda::CudaDevice& device = runtime_cuda::cuda_device(0);
+  device.make_current();
+  runtime_cuda::check(device.driver(),
+                      device.driver().api.memset_d8_async(copied.address, 0, 6 * sizeof(float),
+                                                          device.stream(kOtherStream)),
+                      "test", "cuMemsetD8Async");
+  device.synchronize(device.stream(kOtherStream), "test");
+  EXPECT_EQ(read_device(copied.address, 6), std::vector<float>(6, 0.0f));
+  EXPECT_EQ(read_device(shared.address, 6), expected);
+  EXPECT_EQ(x.to_vector<float>(), expected);
+}
+
 TEST_F(CudaInteropTest, BorrowedElementsAreReadInPlaceAndReleasedAfterTheLastRead) {
   const std::vector<float> values{3, 1, 4, 1, 5, 9};
   const runtime_cuda::CUdeviceptr address = device_copy_of(values);
