@@ -33,10 +33,10 @@ enum class Narrow { None, Float16, Int8, Int16, UInt8, UInt16, UInt32 };
 
 /// What a header says about the elements that follow it.
 struct Header {
-  DType dtype = float32;       // the tensor's
+  DType dtype = float32;         // the tensor's
   Narrow stored = Narrow::None;  // what the file holds, when narrower than `dtype`
-  size_t stored_size = 4;      // bytes per element in the file
-  bool swap_bytes = false;     // stored big-endian
+  size_t stored_size = 4;        // bytes per element in the file
+  bool swap_bytes = false;       // stored big-endian
   bool fortran_order = false;
   Shape shape;
 };
@@ -91,11 +91,11 @@ Header parse_header(std::string_view dict, const std::string& path) {
     size_t stored_size;
   };
   constexpr Kind kKinds[] = {
-      {"f4", float32, Narrow::None, 4},    {"f8", float64, Narrow::None, 8},
-      {"i4", int32, Narrow::None, 4},      {"i8", int64, Narrow::None, 8},
-      {"b1", bool_, Narrow::None, 1},      {"f2", float32, Narrow::Float16, 2},
-      {"i1", int32, Narrow::Int8, 1},      {"i2", int32, Narrow::Int16, 2},
-      {"u1", int32, Narrow::UInt8, 1},     {"u2", int32, Narrow::UInt16, 2},
+      {"f4", float32, Narrow::None, 4}, {"f8", float64, Narrow::None, 8},
+      {"i4", int32, Narrow::None, 4},   {"i8", int64, Narrow::None, 8},
+      {"b1", bool_, Narrow::None, 1},   {"f2", float32, Narrow::Float16, 2},
+      {"i1", int32, Narrow::Int8, 1},   {"i2", int32, Narrow::Int16, 2},
+      {"u1", int32, Narrow::UInt8, 1},  {"u2", int32, Narrow::UInt16, 2},
       {"u4", int64, Narrow::UInt32, 4},
   };
   const auto* known = std::find_if(std::begin(kKinds), std::end(kKinds),
@@ -255,8 +255,8 @@ Tensor load_npy(const std::string& path, Device device, std::source_location loc
   if (bytes.size() - offset != expected) {
     fail("load_npy", path,
          "shape " + shape_string(header.shape) + " of " + std::to_string(header.stored_size) +
-             "-byte elements needs " + std::to_string(expected) +
-             " bytes of data, the file has " + std::to_string(bytes.size() - offset));
+             "-byte elements needs " + std::to_string(expected) + " bytes of data, the file has " +
+             std::to_string(bytes.size() - offset));
   }
   if (header.stored != Narrow::None) {
     return widened_tensor_from(bytes, offset, header, device, loc);

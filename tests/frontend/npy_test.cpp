@@ -107,21 +107,19 @@ std::string bytes_of_values(std::initializer_list<T> values) {
 
 TEST_F(NpyTest, NarrowDtypesAreReadWidenedAsAsarrayWidensThem) {
   // float16: 1, -2, 65504 (the largest), 2^-24 (the smallest subnormal), infinity, -0.
-  std::ofstream(path("f2.npy"), std::ios::binary)
-      << npy_2x3("<f2", bytes_of_values<uint16_t>({0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00,
-                                                    0x8000}));
+  std::ofstream(path("f2.npy"), std::ios::binary) << npy_2x3(
+      "<f2", bytes_of_values<uint16_t>({0x3c00, 0xc000, 0x7bff, 0x0001, 0x7c00, 0x8000}));
   const Tensor halves = lz::load_npy(path("f2.npy"));
   EXPECT_EQ(halves.dtype(), lz::float32);
   EXPECT_EQ(halves.shape(), (Shape{2, 3}));
-  const std::vector<float> expected{1, -2, 65504, std::ldexp(1.0f, -24),
-                                    std::numeric_limits<float>::infinity(), -0.0f};
+  const std::vector<float> expected{
+      1, -2, 65504, std::ldexp(1.0f, -24), std::numeric_limits<float>::infinity(), -0.0f};
   const std::vector<float> got = halves.to_vector<float>();
   EXPECT_EQ(got, expected);
   EXPECT_TRUE(std::signbit(got[5]));
   // Big-endian: the same values, bytes swapped.
-  std::ofstream(path("f2_big.npy"), std::ios::binary)
-      << npy_2x3(">f2", bytes_of_values<uint16_t>({0x003c, 0x00c0, 0xff7b, 0x0100, 0x007c,
-                                                    0x0080}));
+  std::ofstream(path("f2_big.npy"), std::ios::binary) << npy_2x3(
+      ">f2", bytes_of_values<uint16_t>({0x003c, 0x00c0, 0xff7b, 0x0100, 0x007c, 0x0080}));
   EXPECT_EQ(lz::load_npy(path("f2_big.npy")).to_vector<float>(), expected);
   std::ofstream(path("i1.npy"), std::ios::binary)
       << npy_2x3("|i1", bytes_of_values<uint8_t>({0x80, 0xff, 0, 1, 0x7f, 5}));
@@ -136,8 +134,7 @@ TEST_F(NpyTest, NarrowDtypesAreReadWidenedAsAsarrayWidensThem) {
       << npy_2x3("<u4", bytes_of_values<uint32_t>({0, 1, 0xffffffffu, 0x80000000u, 9, 2}));
   const Tensor words = lz::load_npy(path("u4.npy"));
   EXPECT_EQ(words.dtype(), lz::int64);
-  EXPECT_EQ(words.to_vector<int64_t>(),
-            (std::vector<int64_t>{0, 1, 4294967295, 2147483648, 9, 2}));
+  EXPECT_EQ(words.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 4294967295, 2147483648, 9, 2}));
   // A file numpy wrote.
   EXPECT_EQ(lz::load_npy(data_file("uint8_2.npy")).to_vector<int32_t>(),
             (std::vector<int32_t>{1, 2}));
