@@ -207,8 +207,9 @@ struct PlanCache::Entry {
       node.params[1] = original.params[1];
       node.seed = original.seed;
       if (original.has_attributes()) {
-        node.set_attributes().starts = original.starts();
-        node.set_attributes().collective = original.collective();
+        ir::NodeAttributes& attributes = node.set_attributes();
+        attributes.starts = original.starts();
+        attributes.collective = original.collective();
       }
     }
   }
