@@ -158,10 +158,13 @@ std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device
   execution.log_level = settings.log_level;
   // The promises are held by the launch and by the nodes they became: once only the launch
   // holds them, no tensor (and no later launch) can read them, and the rest is not run. So a
-  // program that drops its results, or ends, does not wait for them.
-  execution.unread = [launch = launched.get()] {
-    return std::all_of(launch->promises.begin(), launch->promises.end(),
-                       [](const auto& promise) { return promise.use_count() == 1; });
+  // program that drops its results, or ends, does not wait for them. A promise nobody holds
+  // stays so, so each call goes on from the first one still held: over a whole launch, every
+  // promise is looked at about once, not once per kernel.
+  execution.unread = [launch = launched.get(), first_held = size_t{0}]() mutable {
+    const auto& promises = launch->promises;
+    while (first_held < promises.size() && promises[first_held].use_count() == 1) ++first_held;
+    return first_held == promises.size();
   };
   look_up_plan(*launched, graph, wiring);
 
