@@ -19,6 +19,7 @@
 #include "lazuli/error.h"
 #include "memory/wait_check.h"
 #include "plan/fusion_plan.h"
+#include "runtime/cpu/blas_matmul.h"
 #include "runtime/devices.h"
 #include "runtime/kernel_executor.h"
 #include "support/statistics.h"
@@ -144,7 +145,13 @@ std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device
   record.reason = reason;
   record.location = location_string(loc);
   record.left_pending = left_pending;
-  for (const ir::NodePtr& node : graph.nodes) record.nodes += node->is_evaluated() ? 0 : 1;
+  for (const ir::NodePtr& node : graph.nodes) {
+    if (node->is_evaluated()) continue;
+    ++record.nodes;
+    if (node->op == ir::Op::MatMul && device.kind() == Device::Kind::Cpu) {
+      runtime::load_matmul_libraries(*node);
+    }
+  }
   if (!settings.dump_directory.empty()) dump_graph(settings.dump_directory, graph, record);
   support::trace::Span span("launch", "evaluation");
   span.arg("number", static_cast<int64_t>(record.number));

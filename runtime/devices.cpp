@@ -53,6 +53,8 @@ Stream& callback_stream() {
   return *existing;
 }
 
+void reregister_exit_drain() { std::atexit(finish_queued_work_at_exit); }
+
 void synchronize_all_streams() {
   const auto synchronize = [](std::span<const std::atomic<Stream*>> slots) {
     for (const std::atomic<Stream*>& slot : slots) {

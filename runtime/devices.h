@@ -24,6 +24,12 @@ Stream& cpu_stream(int device, int stream = 0);
 /// wait like any other thread without stalling the work it waits for.
 Stream& callback_stream();
 
+/// Registers again the exit handler that runs what is still queued on the streams, so that it runs
+/// before the destructors of the static objects made so far (exit runs handlers newest first):
+/// called after a library the work runs made static objects of its own, such as the code of its
+/// kernels (runtime/cpu/onednn_gemm.h).
+void reregister_exit_drain();
+
 /// Blocks until every device's stream has run what was submitted to it before the call, and
 /// the callbacks that work queued have run (except when called from a callback, which cannot
 /// wait for itself).

@@ -227,6 +227,14 @@ int64_t inner_extent(const ir::Node& node) {
 
 }  // namespace
 
+void load_matmul_libraries(const ir::Node& node) {
+  if (node.dtype != float32) return;
+  const ir::MatmulShape shape = ir::MatmulShape::of(node);
+  int64_t rows = shape.m;  // of all the matrices: blas_matmul may take them as one product
+  for (const int64_t extent : shape.batch) rows *= extent;
+  if (onednn_takes(rows, shape.k, shape.n)) load_onednn();
+}
+
 // Half the core's second-level cache: the mlp's first layer with its bias and relu took
 // 30.3-30.5 ms in blocks of 256 KiB, 28.5-29.5 in blocks of 512 KiB, and 28.5-40 in blocks of
 // 1 MiB, this machine's whole L2.

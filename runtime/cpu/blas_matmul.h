@@ -36,6 +36,11 @@ namespace lz::runtime {
 bool blas_matmul(const ir::Node& node, const memory::Buffer& a, bool a_transposed,
                  const memory::Buffer& b, bool b_transposed, memory::Buffer& out);
 
+/// Makes, on the calling thread, the static objects of the libraries that will compute `node` (a
+/// MatMul node), where that is not done yet: a launch calls it before its work is queued
+/// (runtime/cpu/onednn_gemm.h, load_onednn).
+void load_matmul_libraries(const ir::Node& node);
+
 /// Work on a block of a product's rows right after they are computed, on the thread that
 /// computed them, while they are in cache: rows [first, first + count) of the product (its
 /// matrices' rows counted one after another), stored contiguous at `rows`, each N elements of

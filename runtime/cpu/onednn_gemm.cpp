@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "runtime/devices.h"
+
 // libgomp's, which oneDNN's Debian build runs on; omp.h would need -fopenmp.
 extern "C" void omp_set_num_threads(int num_threads);
 extern "C" int omp_get_max_threads(void);
@@ -57,7 +59,8 @@ struct BlockLayoutHash {
 struct Primitive {
   dnnl::memory::desc a, b, packed_b, out, scratchpad, pack_scratchpad;
   dnnl::matmul matmul;
-  std::optional<dnnl::reorder> pack;  // none: b is read as stored (packed_b == b)
+  std::optional<dnnl::reorder> pack;         // none: b is read as stored (packed_b == b)
+  mutable std::atomic<bool> has_run{false};  // reregister_exit_drain after the first run
 };
 
 // Never destroyed, like lazuli's other caches: a product still queued on a stream when the
@@ -119,17 +122,20 @@ std::shared_ptr<const Primitive> primitive_for(const BlockLayout& layout) {
   try {
     const dnnl::matmul::primitive_desc description(
         dnnl::matmul::desc(a, layout.packs_b ? any_b : b, out), attributes, cpu_engine());
-    const dnnl::memory::desc packed_b = description.weights_desc();
-    Primitive made{
-        a,           b, packed_b, out, description.scratchpad_desc(), {}, dnnl::matmul(description),
-        std::nullopt};
+    auto made = std::make_shared<Primitive>();
+    made->a = a;
+    made->b = b;
+    made->packed_b = description.weights_desc();
+    made->out = out;
+    made->scratchpad = description.scratchpad_desc();
+    made->matmul = dnnl::matmul(description);
     if (layout.packs_b) {
-      const dnnl::reorder::primitive_desc packing(cpu_engine(), b, cpu_engine(), packed_b,
+      const dnnl::reorder::primitive_desc packing(cpu_engine(), b, cpu_engine(), made->packed_b,
                                                   attributes);
-      made.pack_scratchpad = packing.scratchpad_desc();
-      made.pack = dnnl::reorder(packing);
+      made->pack_scratchpad = packing.scratchpad_desc();
+      made->pack = dnnl::reorder(packing);
     }
-    primitive = std::make_shared<const Primitive>(std::move(made));
+    primitive = std::move(made);
   } catch (const dnnl::error&) {
     // No kernel for this layout: the caller takes OpenBLAS's, now and next time.
   }
@@ -194,6 +200,24 @@ void run(const Primitive& primitive, uint64_t product, const float* a, const flo
 
 }  // namespace
 
+void load_onednn() {
+  static std::once_flag loaded;
+  std::call_once(loaded, [] {
+    constexpr int64_t kSide = 32;
+    const std::vector<float> a(kSide * kSide, 1.0f);
+    const std::vector<float> b(kSide * kSide, 1.0f);
+    std::vector<float> out(kSide * kSide);
+    for (const bool packs_b : {false, true}) {
+      const std::shared_ptr<const Primitive> primitive =
+          primitive_for({kSide, kSide, kSide, kSide, kSide, kSide, false, false, packs_b});
+      if (primitive != nullptr) {
+        run(*primitive, packs_b ? new_onednn_product() : 0, a.data(), b.data(), out.data());
+      }
+    }
+    reregister_exit_drain();
+  });
+}
+
 bool onednn_takes(int64_t m, int64_t k, int64_t n) {
   return m * k * n >= kMinMultiplyAdds && n >= kMinColumns;
 }
@@ -209,6 +233,8 @@ bool onednn_sgemm(uint64_t product, GemmOperand<float> a, GemmOperand<float> b, 
       {m, k, n, a.leading, b.leading, out_leading, a.transposed, b.transposed, product != 0});
   if (primitive == nullptr) return false;
   run(*primitive, product, a.data, b.data, out);
+  // After what this run made that load_onednn's did not (another instruction set's kernels).
+  if (!primitive->has_run.exchange(true)) reregister_exit_drain();
   return true;
 }
 

@@ -19,6 +19,15 @@
 
 namespace lz::runtime {
 
+/// Has oneDNN make, on the calling thread and once, the static objects that hold the code of its
+/// kernels, by running a small product each way b is read: with oneDNN 2.6 on AVX2 no later
+/// primitive or run made another. exit() destroys static objects newest first, so the drain of
+/// queued work at exit is registered again after them (reregister_exit_drain): a product still
+/// running at exit would otherwise jump into unmapped code. A launch calls it, through
+/// load_matmul_libraries, before its work is queued; onednn_sgemm registers the drain again after
+/// each primitive's first run, for objects a run made that these did not.
+void load_onednn();
+
 /// Whether oneDNN should compute an [m, k] @ [k, n] float32 product: one of at least 2^22
 /// multiply-adds (about 40 us of work, so a call's own cost stays a few percent) with N of at
 /// least 16 (oneDNN's single-threaded kernels lose to OpenBLAS's on N = 10), in a lazuli built

@@ -484,4 +484,23 @@ TEST(ExitDeathTest, ExitFromASignalHandlerWhileTheCallerRunsALaunchDoesNotHang) 
       ::testing::ExitedWithCode(3), "");
 }
 
+// oneDNN keeps its kernels' code in static objects that exit destroys: the products still queued
+// when a program exits must run before, not in unmapped code (a SIGSEGV in most runs before).
+// Runs in a re-executed process, so that oneDNN is first used there.
+TEST(ExitDeathTest, ExitWhileLargeProductsRunEndsCleanly) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(120);
+        const lz::Tensor a = lz::ones({1500, 1500}) * 1e-3f;
+        lz::Tensor y = a;
+        for (int i = 0; i < 6; ++i) y = lz::matmul(y, a);
+        y.eval_async();
+        // Into the first product (about 0.1 s each on 2 cores), where the crash was.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        std::exit(0);  // y stays readable: its products run at exit
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 }  // namespace
