@@ -104,12 +104,11 @@ Value* unary_integer(IRBuilderBase& b, Op op, DType dtype, Value* x) {
   fail(op, dtype);
 }
 
-/// numpy's maximum/minimum: a NaN operand (the first one) is the result.
+/// numpy's maximum/minimum: a NaN operand (the first one) is the result. The ordered comparison
+/// is false when either is a NaN, which picks y; a NaN x is picked over it.
 Value* nan_propagating(IRBuilderBase& b, bool maximum, Value* x, Value* y) {
   Value* pick_x = maximum ? b.CreateFCmpOGE(x, y) : b.CreateFCmpOLE(x, y);
-  Value* result = b.CreateSelect(pick_x, x, y);
-  result = b.CreateSelect(b.CreateFCmpUNO(y, y), y, result);
-  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+  return b.CreateSelect(b.CreateFCmpUNO(x, x), x, b.CreateSelect(pick_x, x, y));
 }
 
 Value* comparison(IRBuilderBase& b, Op op, DType dtype, Value* x, Value* y) {
