@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <spawn.h>
@@ -22,6 +23,7 @@
 
 #include "codegen/cpu/kernel_cache.h"
 #include "codegen/disk_cache.h"
+#include "ir/parser.h"
 #include "plan/kernel_layout.h"
 #include "runtime/thread_pool.h"
 
@@ -412,6 +414,21 @@ TEST(CpuJitTest, ReductionsToOneValueSplitAcrossThreads) {
     }
   }
   lz::runtime::set_thread_count(0);
+}
+
+TEST(CpuJitTest, OnlyReductionsToOneValueOf65536ElementsOrMoreAreSplit) {
+  // The test above sees values, which splitting does not change; this one sees the choice.
+  const auto splits = [](std::string_view shape, std::string_view axes, std::string_view result) {
+    const std::string text = "%x = data() : f32" + std::string(shape) +
+                             "\n%s = sum(%x) {axes=" + std::string(axes) +
+                             ", keepdims=false} : f32" + std::string(result) + "\nreturn %s\n";
+    const lz::ir::Graph graph = lz::ir::parse_graph(text).graph;
+    return lz::plan::cpu_splits_across_threads(*graph.nodes.back());
+  };
+  EXPECT_TRUE(splits("[65536]", "[0]", "[]"));
+  EXPECT_FALSE(splits("[65535]", "[0]", "[]"));
+  EXPECT_TRUE(splits("[2,32768]", "[0,1]", "[]"));
+  EXPECT_FALSE(splits("[2,65536]", "[1]", "[2]")) << "two results";
 }
 
 TEST(CpuJitTest, MatmulThroughBlasWithFusedEpilogues) {

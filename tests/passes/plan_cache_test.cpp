@@ -149,6 +149,21 @@ TEST_F(PlanCacheTest, AnyOtherStructureMisses) {
   EXPECT_TRUE(run(recorded(kAffine, 7)));
 }
 
+TEST_F(PlanCacheTest, ReductionAxesArePartOfTheKey) {
+  // Sums over the rows and over the columns of a square matrix have one shape: only their axes
+  // tell them apart, and a hit would return the other sums.
+  constexpr std::string_view kColumnSums = R"(
+    %x = data() : f32[5,5]
+    %s = sum(%x) {axes=[0], keepdims=false} : f32[5]
+    return %s
+  )";
+  std::string row_sums(kColumnSums);
+  row_sums.replace(row_sums.find("axes=[0]"), 8, "axes=[1]");
+  EXPECT_FALSE(run(recorded(kColumnSums)));
+  EXPECT_FALSE(run(recorded(row_sums, 2)));
+  EXPECT_TRUE(run(recorded(kColumnSums, 3)));
+}
+
 TEST_F(PlanCacheTest, OptionsArePartOfTheKey) {
   EXPECT_FALSE(run(recorded(kAffine)));
   PassOptions unfused;

@@ -2,7 +2,9 @@
 
 #include <memory>
 #include <source_location>
+#include <string>
 
+#include "memory/buffer.h"
 #include "rewrite_checks.h"
 
 namespace lz::passes {
@@ -15,6 +17,24 @@ using test::run_pass;
 
 // ---------------------------------------------------------------------------------------------
 // Identities
+
+TEST(SimplificationTest, ConstantsFoldingCannotAllocateForStayForTheKernel) {
+  // Folding computes in buffers of its own: where the memory limit refuses them, the add is left
+  // to its kernel, which reports the failure at the line that recorded it.
+  memory::Buffer::set_memory_limit(1);
+  const std::string rewritten = rewrite("simplify", R"(
+    %two = full() {value=2} : i64[]
+    %three = full() {value=3} : i64[]
+    %sum = add(%two, %three) : i64[]
+    return %sum
+  )");
+  memory::Buffer::set_memory_limit(0);  // the default
+  EXPECT_EQ(rewritten,
+            "%0 = full() {value=2} : i64[]\n"
+            "%1 = full() {value=3} : i64[]\n"
+            "%2 = add(%0, %1) : i64[]\n"
+            "return %2\n");
+}
 
 TEST(SimplificationTest, MultiplyingByOneOnEitherSideIsTheOperand) {
   expect_rewrite_keeps_values("simplify", R"(
