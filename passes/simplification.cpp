@@ -133,8 +133,9 @@ class Simplifier {
           }
         }
       }
-      // A replaced node stays until the final sweep: it is unreachable by then.
-      graph_.nodes.push_back(std::move(node));
+      // A replaced node leaves the graph: its readers come later and read the replacement. Kept,
+      // the next round would replace it again, and every round would count as a change.
+      if (!replacement_.contains(node.get())) graph_.nodes.push_back(std::move(node));
     }
     for (ir::NodePtr& output : graph_.outputs) canonicalize(output);
     return changed;
