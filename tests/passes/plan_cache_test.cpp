@@ -265,6 +265,21 @@ TEST_F(PlanCacheTest, WhichLeavesAreEqualIsPartOfTheKey) {
   std::string different(kScales);
   different.replace(different.rfind("value=3"), 7, "value=5");
   EXPECT_FALSE(run(recorded(different)));
+
+  // And equal ranges: the ones recorded later are other ranges.
+  constexpr std::string_view kRanges = R"(
+    %x = data() : f32[4]
+    %a = arange() {start=0, step=2} : f32[4]
+    %b = arange() {start=0, step=2} : f32[4]
+    %m = mul(%x, %a) : f32[4]
+    %n = mul(%x, %b) : f32[4]
+    %s = sub(%m, %n) : f32[4]
+    return %s
+  )";
+  EXPECT_FALSE(run(recorded(kRanges)));
+  std::string other_step(kRanges);
+  other_step.replace(other_step.rfind("step=2"), 6, "step=3");
+  EXPECT_FALSE(run(recorded(other_step)));
 }
 
 TEST_F(PlanCacheTest, SeedsAndSliceStartsAreValues) {
