@@ -164,6 +164,26 @@ TEST_F(PlanCacheTest, ReductionAxesArePartOfTheKey) {
   EXPECT_TRUE(run(recorded(kColumnSums, 3)));
 }
 
+TEST_F(PlanCacheTest, TheOrderCollectivesWereRecordedInIsPartOfTheKey) {
+  // The plan runs collectives in the order of their sequence numbers, which every rank shares:
+  // the same graph recorded with its two sums the other way round needs the other order.
+  constexpr std::string_view kTwoSums = R"(
+    %x = data() : f32[4]
+    %y = data() : f32[4]
+    %a = all_sum(%x) {ranks=2, sequence=5} : f32[4]
+    %b = all_sum(%y) {ranks=2, sequence=6} : f32[4]
+    return %a, %b
+  )";
+  std::string swapped(kTwoSums);
+  swapped.replace(swapped.find("sequence=5"), 10, "sequence=9");
+  EXPECT_FALSE(prepare(cache_, recorded(kTwoSums)).hit);
+  EXPECT_FALSE(prepare(cache_, recorded(swapped)).hit);
+  std::string again(kTwoSums);
+  again.replace(again.find("sequence=5"), 10, "sequence=7");
+  again.replace(again.find("sequence=6"), 10, "sequence=8");
+  EXPECT_TRUE(prepare(cache_, recorded(again)).hit) << "new numbers in the same order";
+}
+
 TEST_F(PlanCacheTest, OptionsArePartOfTheKey) {
   EXPECT_FALSE(run(recorded(kAffine)));
   PassOptions unfused;
