@@ -271,35 +271,28 @@ TEST_F(PlanCacheTest, WhichLeavesAreEqualIsPartOfTheKey) {
   EXPECT_FALSE(run(recorded(kTwice, 2)));
   EXPECT_TRUE(run(recorded(kTwice, 3)));
 
-  // Equal constants merge too: scalars equal at first and different later must miss.
-  constexpr std::string_view kScales = R"(
+  // Equal constants and equal ranges merge too: ones equal at first and different later must
+  // miss.
+  constexpr std::string_view kTwoScales = R"(
     %x = data() : f32[4]
-    %a = full() {value=3} : f32[4]
-    %b = full() {value=3} : f32[4]
+    %a = SCALE : f32[4]
+    %b = SCALE : f32[4]
     %m = mul(%x, %a) : f32[4]
     %n = mul(%x, %b) : f32[4]
     %s = sub(%m, %n) : f32[4]
     return %s
   )";
-  EXPECT_FALSE(run(recorded(kScales)));
-  std::string different(kScales);
-  different.replace(different.rfind("value=3"), 7, "value=5");
-  EXPECT_FALSE(run(recorded(different)));
-
-  // And equal ranges: the ones recorded later are other ranges.
-  constexpr std::string_view kRanges = R"(
-    %x = data() : f32[4]
-    %a = arange() {start=0, step=2} : f32[4]
-    %b = arange() {start=0, step=2} : f32[4]
-    %m = mul(%x, %a) : f32[4]
-    %n = mul(%x, %b) : f32[4]
-    %s = sub(%m, %n) : f32[4]
-    return %s
-  )";
-  EXPECT_FALSE(run(recorded(kRanges)));
-  std::string other_step(kRanges);
-  other_step.replace(other_step.rfind("step=2"), 6, "step=3");
-  EXPECT_FALSE(run(recorded(other_step)));
+  const std::pair<std::string_view, std::string_view> kEqualThenDifferent[] = {
+      {"full() {value=3}", "full() {value=5}"},
+      {"arange() {start=0, step=2}", "arange() {start=0, step=3}"}};
+  for (const auto& [equal, different] : kEqualThenDifferent) {
+    std::string text(kTwoScales);
+    text.replace(text.find("SCALE"), 5, equal);
+    text.replace(text.find("SCALE"), 5, equal);
+    EXPECT_FALSE(run(recorded(text))) << equal;
+    text.replace(text.rfind(equal), equal.size(), different);
+    EXPECT_FALSE(run(recorded(text))) << different;
+  }
 }
 
 TEST_F(PlanCacheTest, SeedsAndSliceStartsAreValues) {

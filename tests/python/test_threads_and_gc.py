@@ -189,6 +189,18 @@ def test_the_interpreter_exits_cleanly_with_work_and_callbacks_in_flight():
         assert "terminate" not in err.decode() and "leaked" not in err.decode(), err.decode()
 
 
+def exits_cleanly(script, output, runs):
+    """Runs `script` `runs` times: each prints `output` and ends with 0, nothing aborted."""
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for _ in range(runs):
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True,
+                             env=environment, timeout=300)
+        err = run.stderr.decode()
+        assert run.returncode == 0, err
+        assert run.stdout.decode().strip() == output
+        assert "terminate" not in err and "leaked" not in err, err
+
+
 EXIT_WHILE_A_THREAD_WAITS = """
 import threading
 import lazuli as lz
@@ -209,14 +221,7 @@ print("exiting", flush=True)
 def test_the_interpreter_exits_cleanly_while_a_daemon_thread_waits_on_a_tensor():
     # The waiting thread's wait ends while the interpreter finalizes: taking the GIL back then
     # would abort the process (terminate called without an active exception).
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    for _ in range(4):
-        run = subprocess.run([sys.executable, "-c", EXIT_WHILE_A_THREAD_WAITS],
-                             capture_output=True, env=environment, timeout=120)
-        err = run.stderr.decode()
-        assert run.returncode == 0, err
-        assert run.stdout.decode().strip() == "exiting"
-        assert "terminate" not in err and "leaked" not in err, err
+    exits_cleanly(EXIT_WHILE_A_THREAD_WAITS, "exiting", runs=4)
 
 
 EXIT_WHILE_LARGE_PRODUCTS_RUN = """
@@ -235,12 +240,7 @@ print("launched", flush=True)
 def test_the_interpreter_exits_cleanly_while_large_products_run():
     # oneDNN keeps its kernels' code in static objects that exit destroys: the products still
     # queued must run before, not in unmapped code (a SIGSEGV in 6 of 6 runs before).
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    for _ in range(3):
-        run = subprocess.run([sys.executable, "-c", EXIT_WHILE_LARGE_PRODUCTS_RUN],
-                             capture_output=True, env=environment, timeout=300)
-        assert run.returncode == 0, run.stderr.decode()
-        assert run.stdout.decode().strip() == "launched"
+    exits_cleanly(EXIT_WHILE_LARGE_PRODUCTS_RUN, "launched", runs=3)
 
 
 EXIT_WITH_WORK_NOBODY_CAN_READ = """
