@@ -181,35 +181,57 @@ namespace {
 /// evaluation walks, copies and frees. The passes merge equal constants anyway (common
 /// subexpressions), so the optimized graph is the same. A reused node is immutable: it is never
 /// a result to keep (frontend/launch.cpp), so no evaluation turns it into data.
+///
+/// The least recently used number goes first, whatever its value: which numbers share a node
+/// then depends only on the order in which they repeat, so a training step whose learning rate
+/// or bias corrections change at every step still records the same graph (the plan cache's key).
+/// With a slot chosen by hashing the value, each step's new numbers evicted whichever numbers
+/// shared their slots, and the README's Adam loop missed the plan cache at every step.
 class RecentScalars {
  public:
   /// The node for `value` of `dtype` on `device`: one made before, or a new one.
   static ir::NodePtr get(DType dtype, Device device, ir::ScalarParam value) {
     if (destroyed_) return make(dtype, device, value);  // this thread is exiting
-    // A 64-bit mix (splitmix64's finalizer): the low bits of a double's pattern are mostly
-    // zero, and small integers differ only in theirs.
-    uint64_t key = std::bit_cast<uint64_t>(value.floating) ^
-                   static_cast<uint64_t>(value.integer) * 0xbf58476d1ce4e5b9ULL ^
-                   static_cast<uint64_t>(dtype) << 56;
-    key = (key ^ key >> 30) * 0xbf58476d1ce4e5b9ULL;
-    key = (key ^ key >> 27) * 0x94d049bb133111ebULL;
-    Entry& entry = instance().entries_[(key ^ key >> 31) % kEntries];
-    const bool same =
-        entry.node != nullptr && entry.dtype == dtype && entry.device == device &&
-        std::bit_cast<uint64_t>(entry.value.floating) == std::bit_cast<uint64_t>(value.floating) &&
-        entry.value.integer == value.integer;
-    if (!same) entry = {dtype, device, value, make(dtype, device, value)};
-    return entry.node;
+    RecentScalars& recent = instance();
+    const uint64_t bits = std::bit_cast<uint64_t>(value.floating);
+    // The last one used first: a loop's `x + 1` asks for the same number op after op.
+    if (recent.holds(recent.last_used_, bits, value.integer, dtype, device)) {
+      return recent.entries_[recent.last_used_].node;
+    }
+    size_t oldest = 0;
+    for (size_t i = 0; i < kEntries; ++i) {
+      if (recent.bits_[i] == bits && recent.holds(i, bits, value.integer, dtype, device)) {
+        recent.use(i);
+        return recent.entries_[i].node;
+      }
+      if (recent.entries_[i].last_use < recent.entries_[oldest].last_use) oldest = i;
+    }
+    recent.bits_[oldest] = bits;
+    recent.entries_[oldest] = {value.integer, dtype, device, make(dtype, device, value), 0};
+    recent.use(oldest);
+    return recent.entries_[oldest].node;
   }
 
  private:
   static constexpr size_t kEntries = 16;
   struct Entry {
+    int64_t integer = 0;
     DType dtype = float32;
     Device device = Device::cpu();
-    ir::ScalarParam value;
     ir::NodePtr node;
+    uint64_t last_use = 0;
   };
+
+  bool holds(size_t i, uint64_t bits, int64_t integer, DType dtype, Device device) const {
+    const Entry& entry = entries_[i];
+    return bits_[i] == bits && entry.integer == integer && entry.node != nullptr &&
+           entry.dtype == dtype && entry.device == device;
+  }
+
+  void use(size_t i) {
+    entries_[i].last_use = ++uses_;
+    last_used_ = i;
+  }
 
   ~RecentScalars() { destroyed_ = true; }
 
@@ -229,7 +251,11 @@ class RecentScalars {
     return node;
   }
 
+  uint64_t bits_[kEntries] =
+      {};  // of each entry's value.floating, apart so the scan reads few lines
   Entry entries_[kEntries];
+  uint64_t uses_ = 0;
+  size_t last_used_ = 0;
   // Trivially destructible, so it can still be read after `scalars` is destroyed.
   static thread_local bool destroyed_;
 };
