@@ -222,6 +222,39 @@ TEST(PlanCacheTest, ALoopOfTheSameStepRunsThePassesOnce) {
   EXPECT_EQ(stats.plan_hits, kSteps - 1);
 }
 
+/// The parameters after `steps` of Adam on sum((w * x - 1)^2), reading only the loss at each
+/// step as the README's loop does; `hits_by_step` gets lz::stats().plan_hits after each.
+std::vector<float> adam_steps(int steps, std::vector<int64_t>& hits_by_step) {
+  std::vector<lz::Tensor> params = {lz::full({8}, 0.5f)};
+  const lz::Tensor x = lz::arange(0, 8) / 8.0;
+  lz::optim::Adam adam({.learning_rate = 0.1});
+  lz::reset_stats();
+  for (int step = 0; step < steps; ++step) {
+    auto [loss, grads] = lz::value_and_grad(
+        [&](const std::vector<lz::Tensor>& p) { return lz::sum(lz::square(p[0] * x - 1.0)); },
+        params);
+    adam.step(params, grads);
+    (void)loss.item<float>();
+    hits_by_step.push_back(lz::stats().plan_hits);
+  }
+  return params[0].to_vector<float>();
+}
+
+// Each Adam step records new bias corrections: which of a step's numbers share a node must not
+// depend on their values, or every step records another graph and runs the passes again.
+TEST(PlanCacheTest, AnAdamLoopReadingItsLossHitsFromItsFifthStep) {
+  constexpr int kSteps = 16;
+  std::vector<int64_t> hits;
+  lz::set_plan_cache(false);
+  const std::vector<float> expected = adam_steps(kSteps, hits);
+  lz::set_plan_cache(true);
+  hits.clear();
+  EXPECT_EQ(adam_steps(kSteps, hits), expected) << "the hits computed other values";
+  for (int step = 4; step < kSteps; ++step) {
+    EXPECT_EQ(hits[step], hits[step - 1] + 1) << "step " << step << " ran the passes";
+  }
+}
+
 TEST(PlanCacheTest, TurnedOffEveryEvaluationRunsThePasses) {
   lz::set_plan_cache(false);
   lz::waitall();
