@@ -200,7 +200,7 @@ class RecentScalars {
     }
     size_t oldest = 0;
     for (size_t i = 0; i < kEntries; ++i) {
-      if (recent.bits_[i] == bits && recent.holds(i, bits, value.integer, dtype, device)) {
+      if (recent.holds(i, bits, value.integer, dtype, device)) {
         recent.use(i);
         return recent.entries_[i].node;
       }

@@ -229,10 +229,11 @@ int64_t inner_extent(const ir::Node& node) {
 
 void load_matmul_libraries(const ir::Node& node) {
   if (node.dtype != float32) return;
-  const ir::MatmulShape shape = ir::MatmulShape::of(node);
-  int64_t rows = shape.m;  // of all the matrices: blas_matmul may take them as one product
-  for (const int64_t extent : shape.batch) rows *= extent;
-  if (onednn_takes(rows, shape.k, shape.n)) load_onednn();
+  // The rows of all the matrices, which blas_matmul may take as one product; read from the
+  // shapes in place, as a launch asks for every matmul it holds.
+  const int64_t columns = node.shape.back();
+  const int64_t rows = columns == 0 ? 0 : node.size() / columns;
+  if (onednn_takes(rows, inner_extent(node), columns)) load_onednn();
 }
 
 // Half the core's second-level cache: the mlp's first layer with its bias and relu took
