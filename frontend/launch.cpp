@@ -163,6 +163,7 @@ std::shared_ptr<Launch> launch(ir::Graph graph, const ir::Wiring& wiring, Device
   execution.jit_strict = settings.jit_strict;
   execution.cache_directory = settings.cache_directory;
   execution.log_level = settings.log_level;
+  if (!settings.in_place) execution.in_place_from_bytes = -1;
   // The promises are held by the launch and by the nodes they became: once only the launch
   // holds them, no tensor (and no later launch) can read them, and the rest is not run. So a
   // program that drops its results, or ends, does not wait for them. A promise nobody holds

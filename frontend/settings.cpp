@@ -113,6 +113,8 @@ struct SettingsStore {
     read_jit_setting(settings);
     settings.plan_cache =
         support::boolean_from_environment("LZ_PLAN_CACHE").value_or(settings.plan_cache);
+    settings.in_place =
+        support::boolean_from_environment("LZ_IN_PLACE").value_or(settings.in_place);
     if (const auto kernels = support::integer_from_environment("LZ_KERNEL_CACHE_SIZE", 1)) {
       codegen::set_memory_cache_capacity(*kernels);
     }
@@ -227,6 +229,11 @@ void set_jit_strict(bool strict) {
 void set_plan_cache(bool enabled) {
   std::lock_guard lock(frontend::store().mutex);
   frontend::store().settings.plan_cache = enabled;
+}
+
+void set_in_place(bool enabled) {
+  std::lock_guard lock(frontend::store().mutex);
+  frontend::store().settings.in_place = enabled;
 }
 
 void set_cache_directory(const std::string& directory) {

@@ -17,6 +17,7 @@ struct Settings {
   bool jit = true;                           // LZ_JIT=0: interpret every kernel
   bool jit_strict = false;                   // LZ_JIT=strict: a kernel the JIT refuses fails
   bool plan_cache = true;                    // LZ_PLAN_CACHE=0: run the passes at every evaluation
+  bool in_place = true;                      // LZ_IN_PLACE=0: every output in memory of its own
   std::string cache_directory;               // LZ_CACHE_DIR (or its default); empty: no disk cache
   std::vector<std::string> disabled_passes;  // LZ_PASSES_OFF=name,name
   std::string dump_passes = ".*";            // LZ_DUMP_PASSES=regex: passes dumped under LZ_DUMP

@@ -362,6 +362,20 @@ const DeviceMemory& Buffer::device_copy(int device, const DeviceCopier& copy) co
   return *device_copies_.emplace_back(copy(host()));
 }
 
+std::shared_ptr<Buffer> Buffer::exclusive_storage(const std::shared_ptr<Buffer>& buffer) {
+  if (buffer.use_count() != 1 || !buffer->is_ready() || buffer->error_ != nullptr) return nullptr;
+  const std::shared_ptr<Buffer>& storage = buffer->storage_ ? buffer->storage_ : buffer;
+  if (storage != buffer && (storage.use_count() != 1 || storage->storage_ != nullptr)) {
+    return nullptr;
+  }
+  if (storage->data_ == nullptr || storage->release_ || storage->device_memory_ != nullptr) {
+    return nullptr;
+  }
+  std::lock_guard lock(storage->device_copies_mutex_);
+  if (!storage->device_copies_.empty()) return nullptr;
+  return storage;
+}
+
 Buffer::~Buffer() {
   if (release_) {
     try {

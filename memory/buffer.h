@@ -81,6 +81,16 @@ class Buffer {
   /// first call (blocking until the device has written them) and kept.
   const Buffer& host() const;
 
+  // A kernel may write its output over an input that nothing can read after it (an optimizer's
+  // new parameters over the old ones): the output then takes the input's memory, and the step
+  // needs no second copy of its state.
+
+  /// The buffer whose memory holds `buffer`'s elements (`buffer` itself, or the storage of a
+  /// fulfilled promise), when `buffer` is the caller's only reference to it, its storage is held
+  /// by nothing else, and lazuli owns that memory on the host: never borrowed, on a device, or
+  /// copied to one. Null otherwise, and for a promise not yet fulfilled or one that failed.
+  static std::shared_ptr<Buffer> exclusive_storage(const std::shared_ptr<Buffer>& buffer);
+
   // A kernel on a device reads a buffer whose elements are elsewhere (a host tensor moved with
   // to(cuda), a tensor of another device) through a copy in that device's memory, made once
   // and kept for the buffer's life: a tensor moved once and read by many kernels crosses the

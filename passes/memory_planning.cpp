@@ -88,28 +88,6 @@ struct Value {
   int buffer = -1;
 };
 
-/// Whether `kernel` may write an output over `input` element by element: every node of the
-/// kernel that depends on `input` is elementwise (or a reshape) over exactly input's elements,
-/// so element i of the input is read only to compute element i, before it is overwritten.
-/// A reduction, transpose, slice or matmul reading the input would see overwritten elements.
-bool reads_index_aligned(const plan::Kernel& kernel, const ir::Node* input) {
-  std::unordered_set<const ir::Node*> dependent{input};
-  for (const auto& node : kernel.nodes) {
-    const bool depends =
-        std::any_of(node->inputs.begin(), node->inputs.end(),
-                    [&](const ir::NodePtr& in) { return dependent.count(in.get()); });
-    if (!depends) continue;
-    const ir::OpKind kind = ir::op_info(node->op).kind;
-    const bool elementwise = kind == ir::OpKind::Unary || kind == ir::OpKind::Binary ||
-                             kind == ir::OpKind::Ternary || node->op == ir::Op::Reshape ||
-                             node->op == ir::Op::BroadcastTo;
-    // Equal element counts make broadcasting (and reshape) the identity on linear indices.
-    if (!elementwise || node->size() != input->size()) return false;
-    dependent.insert(node.get());
-  }
-  return true;
-}
-
 struct FreeBuffer {
   int buffer = 0;
   std::vector<int> touched_by;  // the kernels that wrote or read the value it last held
@@ -202,7 +180,7 @@ plan::MemoryPlan plan_memory(const plan::FusionPlan& plan, const plan::Schedule&
         if (byte_size(*old.node) != bytes || old.node->size() != value.node->size()) continue;
         if (std::find(overwritten.begin(), overwritten.end(), input) != overwritten.end()) continue;
         if (!happens_before.finished_by(touched_by(old), k)) continue;
-        if (!reads_index_aligned(kernel, old.node.get())) continue;
+        if (!plan::reads_index_aligned(kernel, *old.node)) continue;
         value.buffer = old.buffer;
         overwritten.push_back(input);
         in_place = true;

@@ -3,7 +3,9 @@
 
 #include "plan/fusion_plan.h"
 
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/printer.h"
 #include "lazuli/error.h"
@@ -68,6 +70,24 @@ bool is_matmul_kernel(const Kernel& kernel) {
     const ir::Node* node = kernel.nodes[i].get();
     const bool operand = matmul.inputs[0].get() == node || matmul.inputs[1].get() == node;
     if (!operand || !swaps_last_two_axes(*node)) return false;
+  }
+  return true;
+}
+
+bool reads_index_aligned(const Kernel& kernel, const ir::Node& input) {
+  std::unordered_set<const ir::Node*> dependent{&input};
+  for (const ir::NodePtr& node : kernel.nodes) {
+    const bool depends =
+        std::any_of(node->inputs.begin(), node->inputs.end(),
+                    [&](const ir::NodePtr& in) { return dependent.count(in.get()) != 0; });
+    if (!depends) continue;
+    const ir::OpKind kind = ir::op_info(node->op).kind;
+    const bool elementwise = kind == ir::OpKind::Unary || kind == ir::OpKind::Binary ||
+                             kind == ir::OpKind::Ternary || node->op == ir::Op::Reshape ||
+                             node->op == ir::Op::BroadcastTo;
+    // Equal element counts make broadcasting (and reshape) the identity on linear indices.
+    if (!elementwise || node->size() != input.size()) return false;
+    dependent.insert(node.get());
   }
   return true;
 }

@@ -39,6 +39,18 @@ struct FusionRefusal {
   std::string reason;
 };
 
+/// For each output of one run of a kernel, the position in Kernel::inputs of the input it is
+/// written over (taking that input's memory, element by element), or -1; empty when every output
+/// has memory of its own. The executor decides it run by run (runtime/kernel_executor.cpp), and
+/// the kernel's code then stores such an output through the input's pointer.
+using WrittenOver = std::vector<int>;
+
+/// Whether `kernel` may write an output over `input` element by element: every node of the
+/// kernel that depends on `input` is elementwise (or a reshape) over exactly input's elements,
+/// so element i of the input is read only to compute element i, before it is overwritten.
+/// A reduction, transpose, slice or matmul reading the input would see overwritten elements.
+bool reads_index_aligned(const Kernel& kernel, const ir::Node& input);
+
 struct FusionPlan {
   /// Kernels in an order where every kernel comes after those whose outputs it reads.
   std::vector<Kernel> kernels;

@@ -63,10 +63,11 @@ std::string why_not_compiled(const plan::Kernel& kernel) {
 }
 
 /// Runs one kernel, compiled, through a library or interpreted, and puts its outputs into
-/// `written`. Strict (LZ_JIT=strict), a kernel the JIT refuses fails instead.
+/// `written`; compiled, an output may be written over a `dying` input (run_compiled). Strict
+/// (LZ_JIT=strict), a kernel the JIT refuses fails instead.
 template <class BufferOf>
 void run_kernel(const plan::Kernel& kernel, const ExecutionOptions& options,
-                const BufferOf& buffer_of,
+                const BufferOf& buffer_of, const std::vector<BufferPtr>& dying,
                 std::unordered_map<const ir::Node*, BufferPtr>& written) {
   support::trace::Span span("kernel", "run kernel");
   span.arg("kernel", static_cast<int64_t>(kernel.id));
@@ -85,7 +86,7 @@ void run_kernel(const plan::Kernel& kernel, const ExecutionOptions& options,
   for (const memory::Buffer*& input : inputs) input = &input->host();
   std::vector<BufferPtr> results;
   if (options.jit && plan::is_compilable(kernel) &&
-      run_compiled(kernel, options, inputs, results)) {
+      run_compiled(kernel, options, inputs, dying, results)) {
     for (size_t i = 0; i < kernel.outputs.size(); ++i) {
       written[kernel.outputs[i].get()] = std::move(results[i]);
     }
@@ -187,7 +188,7 @@ class Execution {
           run_kernel(
               kernel, options_,
               [this](const ir::Node* node, const auto& local) { return buffer_of(node, local); },
-              written_);
+              dying_inputs(kernel), written_);
         }
       } catch (...) {
         error = attributed_to(kernel, std::current_exception());
@@ -227,6 +228,34 @@ class Execution {
     return written_.at(node).get();
   }
 
+  /// Per input of `kernel`, its memory when nothing can read it after `kernel` (no later kernel,
+  /// no graph output, nothing outside the launch: memory::Buffer::exclusive_storage) and an
+  /// output of its size may take it (ExecutionOptions::in_place_from_bytes); else null. Empty
+  /// when no input qualifies or the kernel does not run on the CPU's compiled code.
+  std::vector<BufferPtr> dying_inputs(const plan::Kernel& kernel) const {
+    std::vector<BufferPtr> dying;
+    if (options_.in_place_from_bytes < 0 || !options_.jit ||
+        options_.device.kind() != Device::Kind::Cpu) {
+      return dying;
+    }
+    bool any = false;
+    for (const ir::NodePtr& input : kernel.inputs) {
+      const int64_t bytes = input->size() * static_cast<int64_t>(dtype_size(input->dtype));
+      BufferPtr storage;
+      if (bytes >= options_.in_place_from_bytes && reads_left_.at(input.get()) == 1) {
+        if (input->is_evaluated()) {
+          storage = memory::Buffer::exclusive_storage(input->buffer);
+        } else if (const auto found = written_.find(input.get()); found != written_.end()) {
+          storage = memory::Buffer::exclusive_storage(found->second);
+        }  // else a matmul's product that its epilogue reads block by block
+      }
+      any = any || storage != nullptr;
+      dying.push_back(std::move(storage));
+    }
+    if (!any) dying.clear();
+    return dying;
+  }
+
   /// The failure that keeps `node` from being read, once any work writing it has finished (a
   /// collective's result is a promise that the communication thread keeps).
   std::exception_ptr failure_of(const ir::Node* node) const {
@@ -258,7 +287,8 @@ class Execution {
     const auto host_buffer_of = [this](const ir::Node* node) -> const memory::Buffer& {
       return buffer_of(node, {})->host();
     };
-    if (!run_with_epilogue(matmul, epilogue, keep_product, options_, host_buffer_of, written_)) {
+    if (!run_with_epilogue(matmul, epilogue, keep_product, options_, host_buffer_of,
+                           dying_inputs(epilogue), written_)) {
       return false;
     }
     ran_with_product_[matmul.epilogue] = true;

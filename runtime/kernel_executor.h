@@ -26,6 +26,10 @@ struct ExecutionOptions {
   std::string dump_directory;          // when set, each compiled kernel's IR and assembly go there
   Device device = Device::cpu();       // a CUDA device runs the kernels there (runtime/cuda/)
   int stream = 0;                      // the device's stream, for a CUDA device
+  /// On the CPU, an output of at least this many bytes is written over an input of its dtype
+  /// and size that nothing reads after its kernel, instead of into new memory (an optimizer's
+  /// new state over the old); negative: never. Smaller buffers come from the buffer cache.
+  int64_t in_place_from_bytes = int64_t{1} << 20;
   /// Asked before each kernel when set: true once nothing can read the results any more. The
   /// kernels left are then not run, and every output fails as cancelled. Never asked of a plan
   /// with a collective, which the other ranks wait for.

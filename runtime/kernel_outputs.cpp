@@ -4,6 +4,7 @@
 #include <string>
 
 #include "ir/printer.h"
+#include "support/statistics.h"
 
 namespace lz::runtime {
 
@@ -14,9 +15,17 @@ namespace lz::runtime {
                                      std::to_string(bytes) + " bytes)");
 }
 
-std::vector<std::shared_ptr<memory::Buffer>> allocate_outputs(const plan::Kernel& kernel) {
+std::vector<std::shared_ptr<memory::Buffer>> allocate_outputs(
+    const plan::Kernel& kernel, const plan::WrittenOver& written_over,
+    const std::vector<std::shared_ptr<memory::Buffer>>& dying) {
   std::vector<std::shared_ptr<memory::Buffer>> outputs;
-  for (const ir::NodePtr& output : kernel.outputs) {
+  for (size_t i = 0; i < kernel.outputs.size(); ++i) {
+    const ir::NodePtr& output = kernel.outputs[i];
+    if (i < written_over.size() && written_over[i] >= 0) {
+      outputs.push_back(dying[written_over[i]]);
+      support::counters().outputs_written_in_place.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
     try {
       outputs.push_back(memory::Buffer::allocate(output->dtype, output->size()));
     } catch (const std::bad_alloc&) {

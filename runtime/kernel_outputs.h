@@ -15,7 +15,11 @@ namespace lz::runtime {
 /// and the line that recorded it.
 [[noreturn]] void fail_out_of_memory(const ir::Node& node);
 
-/// Allocates a buffer for each of `kernel`'s outputs; running out of memory names the output.
-std::vector<std::shared_ptr<memory::Buffer>> allocate_outputs(const plan::Kernel& kernel);
+/// A buffer for each of `kernel`'s outputs: the input's memory for an output written over an
+/// input (`written_over`, with `dying` the inputs' memory), else newly allocated; running out of
+/// memory names the output. Counts outputs_written_in_place in lz::stats().
+std::vector<std::shared_ptr<memory::Buffer>> allocate_outputs(
+    const plan::Kernel& kernel, const plan::WrittenOver& written_over = {},
+    const std::vector<std::shared_ptr<memory::Buffer>>& dying = {});
 
 }  // namespace lz::runtime

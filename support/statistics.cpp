@@ -33,7 +33,8 @@ Stats stats() {
           c.collectives.load(relaxed),
           c.collective_bytes.load(relaxed),
           c.collective_wait_microseconds.load(relaxed),
-          c.collective_move_microseconds.load(relaxed)};
+          c.collective_move_microseconds.load(relaxed),
+          c.outputs_written_in_place.load(relaxed)};
 }
 
 void reset_stats() {
@@ -41,9 +42,9 @@ void reset_stats() {
   for (std::atomic<int64_t>* counter :
        {&c.evaluations, &c.nodes_evaluated, &c.kernels_launched, &c.kernels_cancelled,
         &c.kernels_compiled, &c.kernels_interpreted, &c.cache_hits, &c.cache_misses,
-        &c.bytes_allocated, &c.disk_cache_hits, &c.compile_microseconds, &c.plan_hits,
-        &c.plan_misses, &c.collectives, &c.collective_bytes, &c.collective_wait_microseconds,
-        &c.collective_move_microseconds}) {
+        &c.bytes_allocated, &c.outputs_written_in_place, &c.disk_cache_hits,
+        &c.compile_microseconds, &c.plan_hits, &c.plan_misses, &c.collectives, &c.collective_bytes,
+        &c.collective_wait_microseconds, &c.collective_move_microseconds}) {
     counter->store(0, std::memory_order_relaxed);
   }
 }

@@ -24,6 +24,7 @@ struct Counters {
   std::atomic<int64_t> collective_bytes{0};
   std::atomic<int64_t> collective_wait_microseconds{0};
   std::atomic<int64_t> collective_move_microseconds{0};
+  std::atomic<int64_t> outputs_written_in_place{0};
 };
 
 /// The process-wide counters (relaxed atomics: they are statistics, not synchronization).

@@ -288,13 +288,14 @@ class HostJit {
 
 LoadedCode::~LoadedCode() { HostJit::instance().unload(library_); }
 
-JitKernel build_kernel(const plan::Kernel& kernel, plan::Sizes sizes, const std::string& name,
+JitKernel build_kernel(const plan::Kernel& kernel, plan::Sizes sizes,
+                       const plan::WrittenOver& written_over, const std::string& name,
                        ObjectStore* store, KernelDump* dump) {
   HostJit& jit = HostJit::instance();
   JitKernel result;
   auto start = std::chrono::steady_clock::now();
   llvm::LLVMContext context;
-  LoweredKernel lowered = lower_kernel(kernel, sizes, context, name);
+  LoweredKernel lowered = lower_kernel(kernel, sizes, written_over, context, name);
   const bool memory_bound = plan::is_memory_bound(kernel);  // compiled quickly (jit.h)
   std::string key;
   std::optional<std::string> object;

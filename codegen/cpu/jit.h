@@ -71,12 +71,14 @@ class ObjectStore {
   virtual void store(const std::string& key, const std::string& object) = 0;
 };
 
-/// Lowers `kernel`, holding its sizes as `sizes` says, and loads its code: from `store` when it
-/// has it (optimization and code generation are then skipped), else freshly compiled and saved
-/// there. Stored code that fails to load is a miss: compiled again and replaced. Symbols are
-/// named after `name`. Fills `dump`, when given, with the IR and assembly (compiling even on a
-/// store hit). Throws plan::UnsupportedKernel when the lowering does not handle the kernel.
-JitKernel build_kernel(const plan::Kernel& kernel, plan::Sizes sizes, const std::string& name,
+/// Lowers `kernel`, holding its sizes as `sizes` says and writing outputs over inputs as
+/// `written_over` says, and loads its code: from `store` when it has it (optimization and code
+/// generation are then skipped), else freshly compiled and saved there. Stored code that fails to
+/// load is a miss: compiled again and replaced. Symbols are named after `name`. Fills `dump`, when
+/// given, with the IR and assembly (compiling even on a store hit). Throws plan::UnsupportedKernel
+/// when the lowering does not handle the kernel.
+JitKernel build_kernel(const plan::Kernel& kernel, plan::Sizes sizes,
+                       const plan::WrittenOver& written_over, const std::string& name,
                        ObjectStore* store, KernelDump* dump);
 
 /// Kernels whose code is loaded in the process now.

@@ -5,8 +5,8 @@
 
 namespace lz::codegen {
 
-JitKernel build_kernel(const plan::Kernel&, plan::Sizes, const std::string&, ObjectStore*,
-                       KernelDump*) {
+JitKernel build_kernel(const plan::Kernel&, plan::Sizes, const plan::WrittenOver&,
+                       const std::string&, ObjectStore*, KernelDump*) {
   throw plan::UnsupportedKernel("this lazuli was built without LLVM (LAZULI_WITH_LLVM=OFF)");
 }
 

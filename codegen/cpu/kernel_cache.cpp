@@ -88,10 +88,16 @@ const char* kernel_source_name(KernelSource source) {
 }
 
 KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk_directory,
-                             KernelDump* dump) {
+                             KernelDump* dump, const plan::WrittenOver& written_over) {
   support::Counters& counters = support::counters();
   std::string scratch;
-  const auto [sizes, key] = plan::cpu_sizes_and_key(kernel, scratch);
+  const auto [sizes, structure_key] = plan::cpu_sizes_and_key(kernel, scratch);
+  std::string variant_key;  // the structure's, and which outputs are written over which inputs
+  if (!written_over.empty()) {
+    variant_key = structure_key + "\nwritten over:";
+    for (const int input : written_over) variant_key += " " + std::to_string(input);
+  }
+  const std::string& key = written_over.empty() ? structure_key : variant_key;
   MemoryCache& cache = memory_cache();
   if (dump == nullptr) {
     std::lock_guard lock(cache.mutex);
@@ -106,7 +112,7 @@ KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk
   std::snprintf(name, sizeof(name), "lz_%016llx", static_cast<unsigned long long>(fnv1a(key)));
   std::optional<DiskObjectStore> disk;
   if (!disk_directory.empty()) disk.emplace(disk_directory);
-  JitKernel built = build_kernel(kernel, sizes, name, disk ? &*disk : nullptr, dump);
+  JitKernel built = build_kernel(kernel, sizes, written_over, name, disk ? &*disk : nullptr, dump);
 
   auto compiled = std::make_shared<CompiledKernel>();
   compiled->name = name;

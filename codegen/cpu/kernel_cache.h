@@ -32,13 +32,14 @@ struct KernelLookup {
   std::string disk_problem;
 };
 
-/// The compiled code of `kernel` (is_compilable), compiling it on a miss. `disk_directory`
-/// empty: no disk cache. `dump`, when given, receives the kernel's IR and assembly (a memory
-/// hit then compiles again to produce them). Counts cache_hits, cache_misses, disk_cache_hits,
-/// kernels_compiled and compile_microseconds in lz::stats(). Compiles without holding the
-/// cache's lock. Throws plan::UnsupportedKernel when the kernel cannot be lowered.
+/// The compiled code of `kernel` (is_compilable), writing outputs over inputs as `written_over`
+/// says, compiling it on a miss. `disk_directory` empty: no disk cache. `dump`, when given,
+/// receives the kernel's IR and assembly (a memory hit then compiles again to produce them). Counts
+/// cache_hits, cache_misses, disk_cache_hits, kernels_compiled and compile_microseconds in
+/// lz::stats(). Compiles without holding the cache's lock. Throws plan::UnsupportedKernel when the
+/// kernel cannot be lowered.
 KernelLookup find_or_compile(const plan::Kernel& kernel, const std::string& disk_directory,
-                             KernelDump* dump);
+                             KernelDump* dump, const plan::WrittenOver& written_over = {});
 
 /// The default of set_memory_cache_capacity: about 50 MB of loaded code.
 constexpr int64_t kDefaultMemoryCacheCapacity = 1024;

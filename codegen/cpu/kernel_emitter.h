@@ -45,10 +45,11 @@ struct AccumulatorStart {
 
 class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
  public:
-  KernelEmitter(const plan::Kernel& kernel, plan::Sizes sizes, llvm::Module& module,
-                std::string name)
+  KernelEmitter(const plan::Kernel& kernel, plan::Sizes sizes,
+                const plan::WrittenOver& written_over, llvm::Module& module, std::string name)
       : ValueEmitter(kernel, sizes),
         kernel_(kernel),
+        written_over_(written_over),
         module_(module),
         context_(module.getContext()),
         builder_(context_),
@@ -157,6 +158,7 @@ class KernelEmitter : public ValueEmitter<KernelEmitter, Value*> {
                        const std::vector<Value*>& fixed);
 
   const plan::Kernel& kernel_;
+  const plan::WrittenOver& written_over_;
   llvm::Module& module_;
   llvm::LLVMContext& context_;
   llvm::IRBuilder<> builder_;

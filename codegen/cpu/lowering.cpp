@@ -127,7 +127,10 @@ void KernelEmitter::end_phase() { builder_.CreateRetVoid(); }
 Value* KernelEmitter::output_pointer(const Node* output) {
   for (size_t i = 0; i < kernel_.outputs.size(); ++i) {
     if (kernel_.outputs[i].get() == output) {
-      return function_->getArg(kernel_.inputs.size() + i);
+      // An output written over an input is stored through that input's pointer: one noalias
+      // pointer that the loop reads and writes at the same positions.
+      const bool over_input = i < written_over_.size() && written_over_[i] >= 0;
+      return function_->getArg(over_input ? written_over_[i] : kernel_.inputs.size() + i);
     }
   }
   throw Error("internal: node is not an output of the kernel");
@@ -432,11 +435,17 @@ void KernelEmitter::emit_streaming_loops(const std::function<void(Value*)>& body
 void KernelEmitter::emit_elementwise_phase(const plan::ElementwiseLoop& loop) {
   begin_phase(loop.range);
   const Shape& shape = loop.range->shape;
+  // Every output's value before any store: an output written over an input
+  // (plan::WrittenOver) is stored only after each read of that input at the position.
+  std::vector<Value*> values(loop.outputs.size());
   const auto compute_at = [&](Index& index) {
     memo_.clear();
-    for (const Node* output : loop.outputs) {
-      Index at = output_index(output, index);
-      store(output, emit_value(output, at), index.linear);
+    for (size_t i = 0; i < loop.outputs.size(); ++i) {
+      Index at = output_index(loop.outputs[i], index);
+      values[i] = emit_value(loop.outputs[i], at);
+    }
+    for (size_t i = 0; i < loop.outputs.size(); ++i) {
+      store(loop.outputs[i], values[i], index.linear);
     }
     memo_.clear();
   };
@@ -477,10 +486,11 @@ void KernelEmitter::emit_elementwise_phase(const plan::ElementwiseLoop& loop) {
 }  // namespace detail
 
 LoweredKernel lower_kernel(const plan::Kernel& kernel, plan::Sizes sizes,
-                           llvm::LLVMContext& context, const std::string& name) {
+                           const plan::WrittenOver& written_over, llvm::LLVMContext& context,
+                           const std::string& name) {
   LoweredKernel lowered;
   lowered.module = std::make_unique<llvm::Module>(name, context);
-  lowered.phases = detail::KernelEmitter(kernel, sizes, *lowered.module, name).emit();
+  lowered.phases = detail::KernelEmitter(kernel, sizes, written_over, *lowered.module, name).emit();
   return lowered;
 }
 

@@ -103,9 +103,10 @@ struct LoweredKernel {
   std::vector<Phase> phases;
 };
 
-/// Lowers `kernel` (is_compilable), holding its sizes as `sizes` says, into a new module of
-/// `context`; symbols start with `name`.
+/// Lowers `kernel` (is_compilable), holding its sizes as `sizes` says and writing outputs over
+/// inputs as `written_over` says, into a new module of `context`; symbols start with `name`.
 LoweredKernel lower_kernel(const plan::Kernel& kernel, plan::Sizes sizes,
-                           llvm::LLVMContext& context, const std::string& name);
+                           const plan::WrittenOver& written_over, llvm::LLVMContext& context,
+                           const std::string& name);
 
 }  // namespace lz::codegen

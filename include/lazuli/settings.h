@@ -50,6 +50,13 @@ void set_jit_strict(bool strict);
 /// passes every time.
 void set_plan_cache(bool enabled);
 
+/// LZ_IN_PLACE=0 gives every kernel output memory of its own. By default a CPU kernel writes an
+/// output of 1 MiB or more over an input of its dtype and size that nothing can read after the
+/// kernel (no tensor holds it, no later kernel reads it, numpy and DLPack were never given its
+/// memory): an optimizer's new parameters and moments over the old ones, so a training step
+/// holds one copy of its state. lz::stats() counts outputs_written_in_place.
+void set_in_place(bool enabled);
+
 /// The directory of the on-disk kernel cache: LZ_CACHE_DIR, by default $XDG_CACHE_HOME/lazuli
 /// (else ~/.cache/lazuli). LZ_CACHE=0 or an empty directory turns the disk cache off; compiled
 /// kernels are still kept in memory for the process.

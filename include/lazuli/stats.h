@@ -24,6 +24,7 @@ struct Stats {
   int64_t collective_bytes = 0;      // bytes of this rank's operands of them
   int64_t collective_wait_microseconds = 0;  // waiting for every rank to reach them
   int64_t collective_move_microseconds = 0;  // moving their data once all had
+  int64_t outputs_written_in_place = 0;      // kernel outputs that took a dying input's memory
 };
 
 Stats stats();

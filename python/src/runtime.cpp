@@ -75,6 +75,7 @@ void bind_runtime(nb::module_& m) {
     out["collective_bytes"] = s.collective_bytes;
     out["collective_wait_microseconds"] = s.collective_wait_microseconds;
     out["collective_move_microseconds"] = s.collective_move_microseconds;
+    out["outputs_written_in_place"] = s.outputs_written_in_place;
     return out;
   });
   m.def("reset_stats", &reset_stats);
@@ -109,6 +110,7 @@ void bind_runtime(nb::module_& m) {
   m.def("set_jit", &set_jit, nb::arg("enabled"));
   m.def("set_jit_strict", &set_jit_strict, nb::arg("strict"));
   m.def("set_plan_cache", &set_plan_cache, nb::arg("enabled"));
+  m.def("set_in_place", &set_in_place, nb::arg("enabled"));
   m.def(
       "set_cache_directory",
       [](const std::filesystem::path& directory) { set_cache_directory(directory.string()); },

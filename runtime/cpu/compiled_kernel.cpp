@@ -77,14 +77,16 @@ Error refused_kernel_error(const plan::Kernel& kernel, const std::string& why) {
 }
 
 std::optional<codegen::KernelLookup> compiled_code(const plan::Kernel& kernel,
-                                                   const ExecutionOptions& options) {
+                                                   const ExecutionOptions& options,
+                                                   const plan::WrittenOver& written_over) {
   codegen::KernelDump dump;
   const bool dumping = !options.dump_directory.empty();
   codegen::KernelLookup lookup;
   try {
     support::trace::Span span("compile", "find or compile kernel");
     span.arg("kernel", static_cast<int64_t>(kernel.id));
-    lookup = codegen::find_or_compile(kernel, options.cache_directory, dumping ? &dump : nullptr);
+    lookup = codegen::find_or_compile(kernel, options.cache_directory, dumping ? &dump : nullptr,
+                                      written_over);
     span.arg("source", codegen::kernel_source_name(lookup.source));
   } catch (const plan::UnsupportedKernel& reason) {
     if (options.jit_strict) {
@@ -134,16 +136,42 @@ void log_compile_times(const codegen::KernelLookup& lookup, const ExecutionOptio
   }
 }
 
+plan::WrittenOver outputs_over_dying_inputs(
+    const plan::Kernel& kernel, const std::vector<std::shared_ptr<memory::Buffer>>& dying) {
+  plan::WrittenOver written_over;
+  if (std::none_of(dying.begin(), dying.end(), [](const auto& buffer) { return buffer; })) {
+    return written_over;
+  }
+  std::vector<bool> taken(dying.size(), false);
+  for (size_t o = 0; o < kernel.outputs.size(); ++o) {
+    const ir::Node& output = *kernel.outputs[o];
+    for (size_t i = 0; i < dying.size(); ++i) {
+      const ir::Node& input = *kernel.inputs[i];
+      if (!dying[i] || taken[i] || input.dtype != output.dtype || input.size() != output.size() ||
+          !plan::reads_index_aligned(kernel, input)) {
+        continue;
+      }
+      written_over.resize(kernel.outputs.size(), -1);
+      written_over[o] = static_cast<int>(i);
+      taken[i] = true;
+      break;
+    }
+  }
+  return written_over;
+}
+
 bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
                   const std::vector<const memory::Buffer*>& inputs,
+                  const std::vector<std::shared_ptr<memory::Buffer>>& dying,
                   std::vector<std::shared_ptr<memory::Buffer>>& outputs) {
-  const std::optional<codegen::KernelLookup> lookup = compiled_code(kernel, options);
+  const plan::WrittenOver written_over = outputs_over_dying_inputs(kernel, dying);
+  const std::optional<codegen::KernelLookup> lookup = compiled_code(kernel, options, written_over);
   if (!lookup) return false;
   const codegen::CompiledKernel& compiled = *lookup->kernel;
   const auto start = std::chrono::steady_clock::now();
   std::vector<void*> pointers;
   for (const memory::Buffer* input : inputs) pointers.push_back(const_cast<void*>(input->data()));
-  outputs = allocate_outputs(kernel);
+  outputs = allocate_outputs(kernel, written_over, dying);
   for (const std::shared_ptr<memory::Buffer>& output : outputs) pointers.push_back(output->data());
   const std::vector<uint64_t> scalars = plan::kernel_scalars(kernel, compiled.sizes);
   std::vector<uint64_t> state;  // a split reduction's combined state, from Partial to Finish

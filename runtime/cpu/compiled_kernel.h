@@ -20,11 +20,12 @@ namespace lz::runtime {
 /// and the line that recorded it, the kernel's ops and result, and `why`.
 Error refused_kernel_error(const plan::Kernel& kernel, const std::string& why);
 
-/// The compiled code of `kernel`, its IR and assembly written under LZ_DUMP; nullopt (logged)
-/// when the JIT cannot lower it, or, strict (ExecutionOptions::jit_strict), throws
-/// refused_kernel_error.
+/// The compiled code of `kernel` writing outputs over inputs as `written_over` says, its IR and
+/// assembly written under LZ_DUMP; nullopt (logged) when the JIT cannot lower it, or, strict
+/// (ExecutionOptions::jit_strict), throws refused_kernel_error.
 std::optional<codegen::KernelLookup> compiled_code(const plan::Kernel& kernel,
-                                                   const ExecutionOptions& options);
+                                                   const ExecutionOptions& options,
+                                                   const plan::WrittenOver& written_over = {});
 
 /// "lz_1234: memory runtime-sizes elements=16 inputs=2 outputs=1 ops=3 compile=0.000ms": a
 /// compiled kernel in the log.
@@ -34,9 +35,19 @@ std::string compiled_kernel_text(const plan::Kernel& kernel, const codegen::Kern
 /// now.
 void log_compile_times(const codegen::KernelLookup& lookup, const ExecutionOptions& options);
 
-/// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it.
+/// Which output of `kernel` is written over which of its `dying` inputs (per input, its memory
+/// when nothing reads it after the kernel, else null): each output takes the first input not
+/// taken yet of its dtype and size that plan::reads_index_aligned allows. Empty when none does.
+plan::WrittenOver outputs_over_dying_inputs(
+    const plan::Kernel& kernel, const std::vector<std::shared_ptr<memory::Buffer>>& dying);
+
+/// Runs `kernel` through its compiled code; returns false when the JIT cannot lower it. `dying`
+/// holds, per input, its memory when nothing reads it after this kernel
+/// (memory::Buffer::exclusive_storage), else null: an output of its dtype and size that
+/// plan::reads_index_aligned allows is written over it instead of into new memory.
 bool run_compiled(const plan::Kernel& kernel, const ExecutionOptions& options,
                   const std::vector<const memory::Buffer*>& inputs,
+                  const std::vector<std::shared_ptr<memory::Buffer>>& dying,
                   std::vector<std::shared_ptr<memory::Buffer>>& outputs);
 
 }  // namespace lz::runtime

@@ -51,12 +51,14 @@ bool run_external(const plan::Kernel& kernel, const ExecutionOptions& options,
 
 bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue, bool keep_product,
                        const ExecutionOptions& options, const HostBufferOf& host_buffer_of,
+                       const std::vector<BufferPtr>& dying,
                        std::unordered_map<const ir::Node*, BufferPtr>& written) {
   const ir::Node& product = *matmul.nodes.back();
   if (!is_floating(product.dtype) || !plan::is_compilable(epilogue)) return false;
+  const plan::WrittenOver written_over = outputs_over_dying_inputs(epilogue, dying);
   std::optional<codegen::KernelLookup> lookup;
   try {
-    lookup = compiled_code(epilogue, options);
+    lookup = compiled_code(epilogue, options, written_over);
   } catch (...) {
     return false;  // the epilogue fails at its own turn, not the product
   }
@@ -80,7 +82,7 @@ bool run_with_epilogue(const plan::Kernel& matmul, const plan::Kernel& epilogue,
   const BufferPtr product_buffer = keep_product ? allocate_outputs(matmul)[0] : nullptr;
   std::vector<BufferPtr> outputs;
   try {
-    outputs = allocate_outputs(epilogue);
+    outputs = allocate_outputs(epilogue, written_over, dying);
   } catch (...) {
     return false;  // the epilogue fails at its own turn, not the product
   }

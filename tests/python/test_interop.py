@@ -202,6 +202,62 @@ def test_copy_and_astype_through_array_protocol():
         np.asarray(t, dtype=np.float64, copy=False)  # a conversion cannot avoid a copy
 
 
+# ---- Memory lazuli writes over ------------------------------------------------------------------
+# A kernel writes its output over an input of 1 MiB or more that nothing can read after it (an
+# optimizer's new state over the old); never over memory numpy or a DLPack consumer can see.
+
+IN_PLACE_ELEMENTS = 1 << 18  # float32: 1 MiB
+
+
+def written_in_place(compute):
+    """How many outputs compute() had lazuli write over an input (lz.waitall would compute the
+    pending work before it)."""
+    before = lz.stats()["outputs_written_in_place"]
+    compute()
+    lz.waitall()
+    return lz.stats()["outputs_written_in_place"] - before
+
+
+def halves():
+    x = lz.arange(IN_PLACE_ELEMENTS).astype(lz.float32) * 0.5
+    x.wait_to_read()
+    return x
+
+
+def test_an_input_only_its_reader_holds_is_written_over():
+    x = halves()
+    y = x * 2 + 1
+    del x
+    assert written_in_place(y.wait_to_read) == 1
+    np.testing.assert_array_equal(np.asarray(y), np.arange(IN_PLACE_ELEMENTS, dtype=np.float32) + 1)
+
+
+def test_a_borrowed_numpy_array_is_never_written_over():
+    a = np.arange(IN_PLACE_ELEMENTS, dtype=np.float32)
+    x = lz.asarray(a)  # shares a's memory
+    y = x * 2 + 1
+    del x
+    assert written_in_place(y.wait_to_read) == 0
+    np.testing.assert_array_equal(np.asarray(y), a * 2 + 1)
+    np.testing.assert_array_equal(a, np.arange(IN_PLACE_ELEMENTS, dtype=np.float32))
+
+
+def test_memory_exported_to_numpy_or_through_dlpack_is_never_written_over():
+    expected = np.arange(IN_PLACE_ELEMENTS, dtype=np.float32) * 0.5
+    x = halves()
+    view = np.asarray(x)  # lazuli's own buffer, read-only
+    try:
+        exported = np.from_dlpack(x, copy=False)
+    except (BufferError, TypeError):  # an older numpy cannot import read-only memory
+        exported = view
+    y = x * 2 + 1
+    del x
+    assert written_in_place(y.wait_to_read) == 0
+    np.testing.assert_array_equal(np.asarray(y), expected * 2 + 1)
+    np.testing.assert_array_equal(view, expected)
+    np.testing.assert_array_equal(exported, expected)
+
+
 # ---- DLPack -------------------------------------------------------------------------------------
 
 
