@@ -72,6 +72,7 @@ int publish(Launch& launch, std::vector<runtime::Outcome> outcomes) {
 /// outputs, fulfils or fails their promised buffers, then sets the event readers wait for.
 void run_launch(Launch& launch) noexcept {
   const auto start = std::chrono::steady_clock::now();
+  if (launch.options.log_level != LogLevel::Off) memory::Buffer::restart_peak_live_bytes();
   try {
     std::vector<runtime::Outcome> outcomes = compute(launch);
     const bool cancelled = !outcomes.empty() && outcomes.front().cancelled;
@@ -81,13 +82,15 @@ void run_launch(Launch& launch) noexcept {
                                        ? ", cancelled: no tensor could read its results any more"
                                    : failed > 0 ? ", " + std::to_string(failed) + " results failed"
                                                 : std::string();
+      constexpr double kMiB = 1 << 20;
       std::fprintf(
-          stderr, "[lazuli] evaluation %llu ran on %s stream %d: %.3fms%s\n",
+          stderr,
+          "[lazuli] evaluation %llu ran on %s stream %d: %.3fms, peak %.1f MiB of host buffers%s\n",
           static_cast<unsigned long long>(launch.record.number), launch.device.name().c_str(),
           launch.stream,
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
               .count(),
-          failures.c_str());
+          static_cast<double>(memory::Buffer::peak_live_bytes()) / kMiB, failures.c_str());
     }
   } catch (...) {  // out of memory in the bookkeeping: what is not published yet fails
     launch.abandon(std::current_exception());

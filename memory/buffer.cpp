@@ -249,19 +249,24 @@ int64_t default_memory_limit() {
 
 // 0 until first read; then the limit in bytes.
 std::atomic<int64_t> configured_memory_limit{0};
-std::atomic<int64_t> live_buffer_bytes{0};
+std::atomic<int64_t>& live_buffer_bytes() { return support::counters().bytes_in_use; }
+// The most bytes alive at once since Buffer::restart_peak_live_bytes().
+std::atomic<int64_t> window_peak_bytes{0};
 
 /// Counts `bytes` as alive, or throws std::bad_alloc when that would exceed the memory limit.
 void reserve_live_bytes(size_t bytes) {
   const int64_t limit = Buffer::memory_limit();
   const int64_t wanted = static_cast<int64_t>(bytes);
-  if (live_buffer_bytes.fetch_add(wanted, std::memory_order_relaxed) + wanted > limit) {
-    live_buffer_bytes.fetch_sub(wanted, std::memory_order_relaxed);
+  const int64_t live = live_buffer_bytes().fetch_add(wanted, std::memory_order_relaxed) + wanted;
+  if (live > limit) {
+    live_buffer_bytes().fetch_sub(wanted, std::memory_order_relaxed);
     throw std::bad_alloc();
   }
+  support::raise_to(support::counters().peak_bytes_in_use, live);
+  support::raise_to(window_peak_bytes, live);
   // Free blocks kept for reuse count against the system's memory, not the limit; give them back
   // before buffers alive and cached together could exceed it.
-  if (live_buffer_bytes.load(std::memory_order_relaxed) +
+  if (live_buffer_bytes().load(std::memory_order_relaxed) +
           static_cast<int64_t>(block_cache().cached_bytes()) >
       limit) {
     block_cache().release_all();
@@ -284,7 +289,14 @@ void Buffer::set_memory_limit(int64_t bytes) {
                                 std::memory_order_relaxed);
 }
 
-int64_t Buffer::live_bytes() { return live_buffer_bytes.load(std::memory_order_relaxed); }
+int64_t Buffer::live_bytes() { return live_buffer_bytes().load(std::memory_order_relaxed); }
+
+void Buffer::restart_peak_live_bytes() {
+  window_peak_bytes.store(live_buffer_bytes().load(std::memory_order_relaxed),
+                          std::memory_order_relaxed);
+}
+
+int64_t Buffer::peak_live_bytes() { return window_peak_bytes.load(std::memory_order_relaxed); }
 
 std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
   size_t bytes = 0;
@@ -296,7 +308,7 @@ std::shared_ptr<Buffer> Buffer::allocate(DType dtype, int64_t size) {
   const size_t allocated = block_bytes(bytes);
   void* data = is_large(bytes) ? allocate_large_block(allocated) : allocate_small_block(allocated);
   if (data == nullptr) {
-    live_buffer_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+    live_buffer_bytes().fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
     throw std::bad_alloc();
   }
   poison(static_cast<char*>(data) + bytes, allocated - bytes);
@@ -391,7 +403,7 @@ Buffer::~Buffer() {
   if (written_ != nullptr) return;        // a promise: its memory, if any, is `storage_`'s
   if (device_memory_ != nullptr) return;  // the device's allocator takes it back
   const auto bytes = static_cast<size_t>(this->bytes());
-  live_buffer_bytes.fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  live_buffer_bytes().fetch_sub(static_cast<int64_t>(bytes), std::memory_order_relaxed);
   const size_t allocated = block_bytes(bytes);
   unpoison(data_, allocated);
   block_cache().keep(data_, allocated);

@@ -114,6 +114,11 @@ class Buffer {
   static void set_memory_limit(int64_t bytes);
   /// Bytes of the buffers alive now (not counting the cache's free blocks).
   static int64_t live_bytes();
+  /// The most bytes alive at once since the last restart_peak_live_bytes(), which starts it
+  /// over from live_bytes(): a launch's peak in the log (with launches on several streams at
+  /// once, theirs together).
+  static int64_t peak_live_bytes();
+  static void restart_peak_live_bytes();
 
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;

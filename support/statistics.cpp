@@ -12,6 +12,12 @@ Counters& counters() {
   return instance;
 }
 
+void raise_to(std::atomic<int64_t>& peak, int64_t value) {
+  int64_t seen = peak.load(std::memory_order_relaxed);
+  while (seen < value && !peak.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+}
+
 }  // namespace support
 
 Stats stats() {
@@ -34,7 +40,9 @@ Stats stats() {
           c.collective_bytes.load(relaxed),
           c.collective_wait_microseconds.load(relaxed),
           c.collective_move_microseconds.load(relaxed),
-          c.outputs_written_in_place.load(relaxed)};
+          c.outputs_written_in_place.load(relaxed),
+          c.bytes_in_use.load(relaxed),
+          c.peak_bytes_in_use.load(relaxed)};
 }
 
 void reset_stats() {
@@ -47,6 +55,8 @@ void reset_stats() {
         &c.collective_wait_microseconds, &c.collective_move_microseconds}) {
     counter->store(0, std::memory_order_relaxed);
   }
+  c.peak_bytes_in_use.store(c.bytes_in_use.load(std::memory_order_relaxed),
+                            std::memory_order_relaxed);
 }
 
 }  // namespace lz

@@ -25,7 +25,14 @@ struct Counters {
   std::atomic<int64_t> collective_wait_microseconds{0};
   std::atomic<int64_t> collective_move_microseconds{0};
   std::atomic<int64_t> outputs_written_in_place{0};
+  // Not counts but a level: bytes of host tensor buffers alive now (memory/buffer.cpp keeps it),
+  // and the most alive at once since reset_stats().
+  std::atomic<int64_t> bytes_in_use{0};
+  std::atomic<int64_t> peak_bytes_in_use{0};
 };
+
+/// Raises `peak` to `value` when it is below (from any thread).
+void raise_to(std::atomic<int64_t>& peak, int64_t value);
 
 /// The process-wide counters (relaxed atomics: they are statistics, not synchronization).
 Counters& counters();

@@ -25,6 +25,11 @@ struct Stats {
   int64_t collective_wait_microseconds = 0;  // waiting for every rank to reach them
   int64_t collective_move_microseconds = 0;  // moving their data once all had
   int64_t outputs_written_in_place = 0;      // kernel outputs that took a dying input's memory
+  // Levels, not counts: bytes of host tensor buffers alive now, and the most alive at once since
+  // reset_stats() (which starts it over from bytes_in_use). A CUDA device's are
+  // lz::cuda::memory_stats().
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = 0;
 };
 
 Stats stats();

@@ -76,6 +76,8 @@ void bind_runtime(nb::module_& m) {
     out["collective_wait_microseconds"] = s.collective_wait_microseconds;
     out["collective_move_microseconds"] = s.collective_move_microseconds;
     out["outputs_written_in_place"] = s.outputs_written_in_place;
+    out["bytes_in_use"] = s.bytes_in_use;
+    out["peak_bytes_in_use"] = s.peak_bytes_in_use;
     return out;
   });
   m.def("reset_stats", &reset_stats);

@@ -126,4 +126,22 @@ TEST_F(InPlaceTest, AnAdamStepWritesTheNewStateOverTheOld) {
   EXPECT_EQ(stats.outputs_written_in_place, 3) << "the weight, and its two moments";
 }
 
+TEST(HostMemoryStatsTest, ThePeakIsTheMostBytesAliveAtOnceSinceTheReset) {
+  lz::waitall();
+  lz::reset_stats();
+  const int64_t before = lz::stats().bytes_in_use;
+  EXPECT_EQ(lz::stats().peak_bytes_in_use, before);
+  {
+    const lz::Tensor x = lz::from_vector(ramp(), {kElements});
+    const lz::Tensor y = x * 2.0f;  // x is held: y gets memory of its own
+    y.wait_to_read();
+    EXPECT_EQ(lz::stats().bytes_in_use, before + 2 * kBytes);
+  }
+  lz::waitall();
+  EXPECT_EQ(lz::stats().bytes_in_use, before);
+  EXPECT_EQ(lz::stats().peak_bytes_in_use, before + 2 * kBytes);
+  lz::reset_stats();
+  EXPECT_EQ(lz::stats().peak_bytes_in_use, before);
+}
+
 }  // namespace

@@ -232,6 +232,18 @@ def test_an_input_only_its_reader_holds_is_written_over():
     np.testing.assert_array_equal(np.asarray(y), np.arange(IN_PLACE_ELEMENTS, dtype=np.float32) + 1)
 
 
+def test_stats_give_the_host_bytes_in_use_and_their_peak():
+    lz.waitall()
+    lz.reset_stats()
+    before = lz.stats()["bytes_in_use"]
+    assert lz.stats()["peak_bytes_in_use"] == before
+    x = halves()
+    assert lz.stats()["bytes_in_use"] == before + 4 * IN_PLACE_ELEMENTS
+    del x
+    assert lz.stats()["bytes_in_use"] == before
+    assert lz.stats()["peak_bytes_in_use"] == before + 4 * IN_PLACE_ELEMENTS
+
+
 def test_a_borrowed_numpy_array_is_never_written_over():
     a = np.arange(IN_PLACE_ELEMENTS, dtype=np.float32)
     x = lz.asarray(a)  # shares a's memory
