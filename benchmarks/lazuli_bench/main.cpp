@@ -41,6 +41,7 @@ std::vector<Suite*> selected_suites(const Options& options,
 
 int run(int argc, char** argv) {
   const Options options = parse_options(argc, argv);
+  if (!options.memory_child.empty()) return run_memory_child(options.memory_child);
   if (options.help) {
     std::cout << usage();
     return 0;

@@ -61,6 +61,8 @@ usage: lazuli-bench [options]
                         fusion suite, where --python can import them (README.md here)
   --python EXE          the Python of the numpy and peer columns (default: python3)
   --no-compile-time     skip the compile-time report
+  --memory-child O:N    run N steps of optimizer O (adam, sgd) as the memory suite's lazuli
+                        process, printing their figures (the suite starts it)
   --help                this text
 
 Threads: LZ_NUM_THREADS if set, else the hardware concurrency, for lazuli and the references.
@@ -106,6 +108,8 @@ Options parse_options(int argc, char** argv) {
       options.python = value();
     } else if (arg == "--no-compile-time") {
       options.compile_time = false;
+    } else if (arg == "--memory-child") {
+      options.memory_child = value();
     } else if (arg == "--help" || arg == "-h") {
       options.help = true;
     } else {

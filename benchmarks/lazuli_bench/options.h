@@ -28,6 +28,7 @@ struct Options {
   bool peers = false;              // --peers adds JAX, PyTorch, torch.compile and Dr.Jit columns
   std::string python = "python3";  // --python: the interpreter of the numpy and peer columns
   bool compile_time = true;        // --no-compile-time skips the compile-time report
+  std::string memory_child;        // --memory-child adam:8: the memory suite's lazuli process
 };
 
 /// A command line lazuli-bench cannot run; the message says what is wrong.

@@ -16,14 +16,7 @@
 extern char** environ;
 
 namespace lazuli_bench {
-namespace {
 
-struct ProcessResult {
-  int exit_status = -1;
-  std::string output;  // stdout; stderr goes to ours
-};
-
-/// Runs `arguments` (found on PATH) with `extra_environment` added, collecting stdout.
 ProcessResult run_process(const std::vector<std::string>& arguments,
                           const std::vector<std::string>& extra_environment, bool quiet) {
   ProcessResult result;
@@ -73,6 +66,8 @@ ProcessResult run_process(const std::vector<std::string>& arguments,
   close(pipe_ends[0]);
   return result;
 }
+
+namespace {
 
 std::string dims_text(const lz::Shape& shape) {
   std::string text;

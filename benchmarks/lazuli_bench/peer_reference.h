@@ -12,6 +12,16 @@
 
 namespace lazuli_bench {
 
+struct ProcessResult {
+  int exit_status = -1;  // -1: it did not start or did not exit normally
+  std::string output;    // stdout; stderr goes to ours
+};
+
+/// Runs `arguments` (found on PATH) with `extra_environment` added, collecting stdout; `quiet`
+/// sends the child's stderr nowhere.
+ProcessResult run_process(const std::vector<std::string>& arguments,
+                          const std::vector<std::string>& extra_environment, bool quiet);
+
 /// The frameworks --peers adds after numpy.
 const std::vector<std::string>& peer_frameworks();
 

@@ -36,5 +36,10 @@ std::unique_ptr<Suite> make_async_suite();
 std::unique_ptr<Suite> make_cuda_suite();
 std::unique_ptr<Suite> make_train_suite();
 std::unique_ptr<Suite> make_gemm_suite();
+std::unique_ptr<Suite> make_memory_suite();
+
+/// The memory suite's lazuli process (--memory-child OPTIMIZER:STEPS): runs the steps and prints
+/// their figures; returns the exit status.
+int run_memory_child(const std::string& optimizer_and_steps);
 
 }  // namespace lazuli_bench

@@ -9,6 +9,7 @@ std::vector<std::unique_ptr<Suite>> make_suites() {
   suites.push_back(make_cuda_suite());
   suites.push_back(make_train_suite());
   suites.push_back(make_gemm_suite());
+  suites.push_back(make_memory_suite());
   return suites;
 }
 
