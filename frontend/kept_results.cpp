@@ -2,6 +2,7 @@
 
 #include <cstdint>
 
+#include "frontend/evaluation.h"
 #include "ir/op.h"
 
 namespace lz::frontend {
@@ -56,6 +57,13 @@ KeptResults results_to_keep(const ir::Graph& graph, const ir::Wiring& wiring) {
     if (held && !result.keep[i]) result.left.push_back(graph.nodes[i].get());
   }
   return result;
+}
+
+void keep_when_computed(const std::vector<Tensor>& tensors) {
+  const auto lock = lock_graph();  // evaluations read and set the flag under it
+  for (const Tensor& tensor : tensors) {
+    if (tensor.node() && !tensor.node()->is_evaluated()) tensor.node()->left_pending = true;
+  }
 }
 
 bool only_kept_results_need(const ir::Graph& graph, const ir::Wiring& wiring,

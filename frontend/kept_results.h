@@ -6,6 +6,7 @@
 
 #include "ir/graph.h"
 #include "ir/node.h"
+#include "lazuli/tensor.h"
 
 namespace lz::frontend {
 
@@ -30,6 +31,13 @@ struct KeptResults {
 /// left pending, so a loop such as `x = x * 0.9 + 1; sum(x).item();` recomputes at most one
 /// step and its graph cannot grow.
 KeptResults results_to_keep(const ir::Graph& graph, const ir::Wiring& wiring);
+
+/// Marks the results of `tensors` that are still pending as state that the next step reads (an
+/// optimizer's new parameters and moments), as if an evaluation had left them pending once: an
+/// evaluation that computes one writes it out if it is held. Left pending at one step (cheap to
+/// recompute from the gradients the loop holds) and written at the next, the state would give
+/// every other step another graph, and the plan cache would miss.
+void keep_when_computed(const std::vector<Tensor>& tensors);
 
 /// Whether every node of `graph` is a pending result to keep or an input, directly or not, of
 /// one: then the graph that the kept results alone reach has the same nodes (perhaps in another

@@ -1,11 +1,17 @@
 // SGD and Adam: each step records the updates, so that a parameter and its state update in one
 // fused kernel at the next blocking point.
 #include <cmath>
+#include <cstring>
+#include <memory>
+#include <new>
 #include <string>
 
+#include "frontend/kept_results.h"
 #include "frontend/recording.h"
+#include "lazuli/device.h"
 #include "lazuli/error.h"
 #include "lazuli/optim.h"
+#include "memory/buffer.h"
 
 namespace lz::optim {
 namespace {
@@ -43,6 +49,45 @@ void check_step(std::string_view op, const std::vector<Tensor>& params,
   }
 }
 
+/// Zeros of `p`'s dtype and shape on its device, each in memory of its own: computed zeros of one
+/// shape would share one buffer (common subexpressions), which no step could then overwrite
+/// in place, and which would give the first step another graph than the next ones.
+Tensor zeros_of_its_own(std::string_view op, const Tensor& p, std::source_location loc) {
+  if (p.device().kind() != Device::Kind::Cpu) {  // on a device: written by the first launch
+    const DeviceScope on(p.device());
+    return lz::zeros(p.shape(), p.dtype(), loc);
+  }
+  std::shared_ptr<memory::Buffer> buffer;
+  try {
+    buffer = memory::Buffer::allocate(p.dtype(), p.size());
+  } catch (const std::bad_alloc&) {
+    throw Error("[" + std::string(op) + "] cannot allocate the " + std::to_string(p.size()) +
+                " zeros of " + shape_string(p.shape()) +
+                " for its state: " + std::to_string(memory::Buffer::live_bytes()) +
+                " bytes of tensors are alive and the memory limit is " +
+                std::to_string(memory::Buffer::memory_limit()) + " (lz::set_memory_limit)");
+  }
+  std::memset(buffer->data(), 0, static_cast<size_t>(buffer->bytes()));
+  return frontend::record_data(std::move(buffer), p.shape(), p.device(), loc);
+}
+
+/// The state before the first step: `sets` lists of zeros_of_its_own per parameter, with the
+/// parameters launched now where they are still pending (generated initial values, which an
+/// evaluation leaves pending). As data, like the parameters and state of every later step, they
+/// give the first steps the graph of the others: the plan cache hits from the third step, and
+/// the second compiles nothing.
+std::vector<std::vector<Tensor>> first_state(std::string_view op, const std::vector<Tensor>& params,
+                                             int sets, std::source_location loc) {
+  std::vector<std::vector<Tensor>> state(sets);
+  std::vector<Tensor> launched = params;
+  for (std::vector<Tensor>& zeros : state) {
+    for (const Tensor& p : params) zeros.push_back(zeros_of_its_own(op, p, loc));
+    launched.insert(launched.end(), zeros.begin(), zeros.end());
+  }
+  eval_async(launched, loc);
+  return state;
+}
+
 }  // namespace
 
 SGD::SGD(Options options) : options_(options) {}
@@ -54,20 +99,29 @@ void SGD::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
   // that fails (a gradient on another device) changes nothing.
   std::vector<Tensor> updated(params.size());
   std::vector<Tensor> velocity(options_.momentum != 0 ? params.size() : 0);
+  // v = 0 * momentum + g is g, as torch.optim.SGD's first step takes it.
+  const bool momentum = options_.momentum != 0;
+  std::vector<Tensor> previous_velocity = velocity_;
+  if (!stepped_) {
+    std::vector<std::vector<Tensor>> state = first_state("SGD", params, momentum ? 1 : 0, loc);
+    if (momentum) previous_velocity = std::move(state[0]);
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     Tensor g = frontend::cast(grads[i], p.dtype(), loc);
     if (options_.weight_decay != 0) g = Traced(g, loc) + Traced(p, loc) * options_.weight_decay;
     if (options_.momentum != 0) {
-      velocity[i] =
-          velocity_.empty() ? g : Traced(Traced(velocity_[i], loc) * options_.momentum, loc) + g;
+      velocity[i] = Traced(Traced(previous_velocity[i], loc) * options_.momentum, loc) + g;
       g = options_.nesterov ? Traced(g, loc) + Traced(velocity[i], loc) * options_.momentum
                             : velocity[i];
     }
     updated[i] = Traced(p, loc) - Traced(g, loc) * options_.learning_rate;
   }
+  frontend::keep_when_computed(updated);
+  frontend::keep_when_computed(velocity);
   params = std::move(updated);
   velocity_ = std::move(velocity);
+  stepped_ = true;
 } catch (const Error& error) {
   frontend::rethrow_at_user_line(error, loc);
 }
@@ -87,22 +141,26 @@ void Adam::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
   std::vector<Tensor> updated(params.size());
   std::vector<Tensor> first_moment(params.size());
   std::vector<Tensor> second_moment(params.size());
+  // Zero moments before the first step: m = 0 * beta1 + (1 - beta1) g is (1 - beta1) g.
+  std::vector<std::vector<Tensor>> previous = {first_moment_, second_moment_};
+  if (steps_ == 0) previous = first_state("Adam", params, 2, loc);
+  const std::vector<Tensor>& previous_first = previous[0];
+  const std::vector<Tensor>& previous_second = previous[1];
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     Tensor g = frontend::cast(grads[i], p.dtype(), loc);
     if (o.weight_decay != 0) g = Traced(g, loc) + Traced(p, loc) * o.weight_decay;
     Tensor& m = first_moment[i];
     Tensor& v = second_moment[i];
-    // Zero moments before the first step.
-    m = first_moment_.empty()
-            ? Traced(g, loc) * (1 - o.beta1)
-            : Traced(Traced(first_moment_[i], loc) * o.beta1, loc) + Traced(g, loc) * (1 - o.beta1);
-    v = second_moment_.empty() ? Traced(square(g, loc), loc) * (1 - o.beta2)
-                               : Traced(Traced(second_moment_[i], loc) * o.beta2, loc) +
-                                     Traced(square(g, loc), loc) * (1 - o.beta2);
+    m = Traced(Traced(previous_first[i], loc) * o.beta1, loc) + Traced(g, loc) * (1 - o.beta1);
+    v = Traced(Traced(previous_second[i], loc) * o.beta2, loc) +
+        Traced(square(g, loc), loc) * (1 - o.beta2);
     // m_hat / (sqrt(v_hat) + eps) = (m / c1) / (sqrt(v) / c2 + eps)
     const Tensor denominator = Traced(Traced(sqrt(v, loc), loc) / second_root, loc) + o.epsilon;
     updated[i] = Traced(p, loc) - Traced(Traced(m, loc) * step_size, loc) / denominator;
+  }
+  for (const std::vector<Tensor>* state : {&updated, &first_moment, &second_moment}) {
+    frontend::keep_when_computed(*state);
   }
   params = std::move(updated);
   first_moment_ = std::move(first_moment);

@@ -71,8 +71,9 @@ struct Node : std::enable_shared_from_this<Node> {
   uint64_t seed = 0;                       // random ops
   std::source_location location;           // the user's call that recorded this node
   std::shared_ptr<memory::Buffer> buffer;  // set once computed
-  /// An evaluation already left this held result pending as cheap to recompute; the next one
-  /// that computes it writes it out if still held, so chains of recomputation cannot grow.
+  /// An evaluation already left this held result pending as cheap to recompute (or an
+  /// optimizer recorded it as state that every step reads); the next one that computes it
+  /// writes it out if still held, so chains of recomputation cannot grow.
   bool left_pending = false;
   /// A 0-d full made from a number (an operand such as the 1 of x + 1, or lz::full({}, v)): it
   /// runs on whatever device reads it. Set when it is made and never changed, so recording may

@@ -1,7 +1,11 @@
 // Optimizers. A step records each parameter's update as ops and rebinds the caller's handles:
 // nothing is computed until a blocking point, and one fused kernel updates a parameter together
-// with its optimizer state. Hyperparameters are numbers in the recorded ops, so changing the
-// learning rate between steps compiles nothing new.
+// with its optimizer state, writing both over the old ones where nothing else holds them.
+// Hyperparameters are numbers in the recorded ops, so changing the learning rate between steps
+// compiles nothing new. The first step starts computing the parameters where they are still
+// pending and makes the state zeros in memory of their own, and the new parameters and state
+// are written out by whichever evaluation computes them: every step records the same graph,
+// so a loop's third step reuses the second's plan and the second compiles nothing.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +41,7 @@ class SGD {
  private:
   Options options_;
   std::vector<Tensor> velocity_;
+  bool stepped_ = false;
 };
 
 /// Adam (Kingma and Ba), as torch.optim.Adam: m = beta1 m + (1 - beta1) g, v = beta2 v +

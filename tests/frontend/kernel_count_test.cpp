@@ -226,8 +226,13 @@ TEST(PlanCacheTest, ALoopOfTheSameStepRunsThePassesOnce) {
 /// step as the README's loop does; `hits_by_step` gets lz::stats().plan_hits after each.
 std::vector<float> adam_steps(int steps, std::vector<int64_t>& hits_by_step) {
   std::vector<lz::Tensor> params = {lz::full({8}, 0.5f)};
-  const lz::Tensor x = lz::arange(0, 8) / 8.0;
-  lz::optim::Adam adam({.learning_rate = 0.1});
+  // Data, as a data loader's batches are (a generated input, left pending by the first step and
+  // written by the second, would give the third step the first graph of its own).
+  const lz::Tensor x = lz::from_vector<float>({0, 1, 2, 3, 4, 5, 6, 7}, {8}) / 8.0;
+  x.wait_to_read();
+  // Not 0.1: the first step's step size, 0.1 / (1 - 0.9), rounds to 1 in float32, a number the
+  // passes fold, which gives that step a graph of its own.
+  lz::optim::Adam adam({.learning_rate = 0.05});
   lz::reset_stats();
   for (int step = 0; step < steps; ++step) {
     auto [loss, grads] = lz::value_and_grad(
@@ -241,8 +246,14 @@ std::vector<float> adam_steps(int steps, std::vector<int64_t>& hits_by_step) {
 }
 
 // Each Adam step records new bias corrections: which of a step's numbers share a node must not
-// depend on their values, or every step records another graph and runs the passes again.
-TEST(PlanCacheTest, AnAdamLoopReadingItsLossHitsFromItsFifthStep) {
+// depend on their values, or every step records another graph and runs the passes again. And
+// the gradients the loop holds while it reads the loss would let the new state stay pending
+// (cheap to recompute from them), every other step: the optimizer marks its state to be
+// written whenever computed, and makes the initial parameters (generated here) and zero moments
+// data before the first step. Each launch runs the backward pass and update of one step with the
+// forward pass of the next, so the first launch is a forward pass alone: from the third step on,
+// every step hits.
+TEST(PlanCacheTest, AnAdamLoopReadingItsLossHitsFromItsThirdStep) {
   constexpr int kSteps = 16;
   std::vector<int64_t> hits;
   lz::set_plan_cache(false);
@@ -250,8 +261,8 @@ TEST(PlanCacheTest, AnAdamLoopReadingItsLossHitsFromItsFifthStep) {
   lz::set_plan_cache(true);
   hits.clear();
   EXPECT_EQ(adam_steps(kSteps, hits), expected) << "the hits computed other values";
-  for (int step = 4; step < kSteps; ++step) {
-    EXPECT_EQ(hits[step], hits[step - 1] + 1) << "step " << step << " ran the passes";
+  for (int step = 2; step < kSteps; ++step) {
+    EXPECT_EQ(hits[step], hits[step - 1] + 1) << "step " << step + 1 << " ran the passes";
   }
 }
 
