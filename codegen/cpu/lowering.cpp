@@ -15,6 +15,7 @@
 
 #include "codegen/cpu/element_ops.h"
 #include "codegen/cpu/kernel_emitter.h"
+#include "codegen/cpu/random_numbers.h"
 #include "lazuli/error.h"
 #include "plan/kernel_layout.h"
 #include "plan/kernel_signature.h"
@@ -342,11 +343,13 @@ Value* KernelEmitter::leaf(const Node* node, Index& index) {
                                         builder_.CreateMul(position, scalar_slot(node, 1)));
       return node->dtype == int64 ? value : builder_.CreateTrunc(value, type);
     }
-    case Op::RandomUniform:
-    case Op::RandomNormal: {
-      const std::string name =
-          std::string(node->op == Op::RandomUniform ? "lz_random_uniform_" : "lz_random_normal_") +
-          dtype_short_name(node->dtype);
+    case Op::RandomNormal: {  // a floating dtype; inline, so the loop vectorizes
+      Value* value = emit_normal_element(builder_, module_, scalar_slot(node, 0), linear_of(index),
+                                         scalar_as_double(node, 1), scalar_as_double(node, 2));
+      return node->dtype == float64 ? value : builder_.CreateFPTrunc(value, type);
+    }
+    case Op::RandomUniform: {
+      const std::string name = std::string("lz_random_uniform_") + dtype_short_name(node->dtype);
       return emit_runtime_call(builder_, module_, name.c_str(), type,
                                {scalar_slot(node, 0), linear_of(index), scalar_as_double(node, 1),
                                 scalar_as_double(node, 2)});

@@ -9,17 +9,11 @@
 namespace {
 
 using lz::reference::integer_pow;
-using lz::reference::normal_element_as;
 using lz::reference::uniform_element_as;
 
 template <class T>
 T random_uniform(uint64_t seed, int64_t i, double low, double high) {
   return uniform_element_as<T>(seed, static_cast<uint64_t>(i), low, high);
-}
-
-template <class T>
-T random_normal(uint64_t seed, int64_t i, double mean, double std) {
-  return normal_element_as<T>(seed, static_cast<uint64_t>(i), mean, std);
 }
 
 template <class Function>
@@ -38,8 +32,6 @@ std::span<const RuntimeSymbol> runtime_symbols() {
       {"lz_random_uniform_f64", address(&random_uniform<double>)},
       {"lz_random_uniform_i32", address(&random_uniform<int32_t>)},
       {"lz_random_uniform_i64", address(&random_uniform<int64_t>)},
-      {"lz_random_normal_f32", address(&random_normal<float>)},
-      {"lz_random_normal_f64", address(&random_normal<double>)},
       {"lz_integer_pow_i32", address(&integer_pow<int32_t>)},
       {"lz_integer_pow_i64", address(&integer_pow<int64_t>)},
       {"exp", address(static_cast<Real*>(&std::exp))},

@@ -1,8 +1,10 @@
 // Counter-based random numbers: reproducible from the seed, and distributed as documented.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <vector>
 
 #include <lazuli/lazuli.h>
 
@@ -60,6 +62,57 @@ TEST(RandomTest, NormalHasTheRequestedMeanAndDeviation) {
   const double deviation = std::sqrt(squares / values.size() - mean * mean);
   EXPECT_NEAR(mean, 3.0, 0.01);
   EXPECT_NEAR(deviation, 0.5, 0.01);
+}
+
+// Box-Muller's logarithm and cosine are lazuli's own (counter_rng.h), so that every device and
+// the CPU's vectorized kernels give the same bits: they must still be the functions, within
+// about an ulp, over the values Box-Muller gives them.
+TEST(RandomTest, TheLogarithmAndCosineOfBoxMullerAreWithinAnUlpOrTwo) {
+  using lz::reference::cos_of_turn;
+  using lz::reference::log_of_normal;
+  using lz::reference::uniform_unit;
+  double worst_log_ulps = 0;
+  double worst_cos_error = 0;
+  for (uint64_t i = 0; i < 200000; ++i) {
+    const double u1 = 1.0 - uniform_unit(11, 2 * i);
+    const double u2 = uniform_unit(11, 2 * i + 1);
+    const double log = std::log(u1);
+    if (log != 0) {
+      const double ulp = std::nextafter(std::fabs(log), INFINITY) - std::fabs(log);
+      worst_log_ulps = std::max(worst_log_ulps, std::fabs(log_of_normal(u1) - log) / ulp);
+    } else {
+      ASSERT_EQ(log_of_normal(u1), 0) << u1;
+    }
+    // cos(2 pi u2) in long double: its argument's rounding is far below a double's ulp.
+    const long double turn = 6.283185307179586476925286766559L * static_cast<long double>(u2);
+    worst_cos_error =
+        std::max(worst_cos_error, static_cast<double>(std::fabs(cos_of_turn(u2) - std::cos(turn))));
+  }
+  EXPECT_LE(worst_log_ulps, 1.0);
+  EXPECT_LE(worst_cos_error, 3e-16);  // about an ulp of values near 1
+  EXPECT_EQ(log_of_normal(0x1p-53), -53 * std::log(2.0));
+  EXPECT_EQ(cos_of_turn(0), 1);
+  EXPECT_EQ(cos_of_turn(0.5), -1);
+}
+
+// The CPU's compiled kernels compute the normal numbers inline, a vector at a time: the same
+// bits as the interpreter, the specification, in both floating dtypes and in the loop's tail.
+TEST(RandomTest, CompiledNormalNumbersAreTheInterpretersBits) {
+  for (const lz::DType dtype : {lz::float32, lz::float64}) {
+    const auto draw = [&] {
+      return lz::random_normal({100003}, 17, 0.25, 2, dtype)
+          .astype(lz::float64)
+          .to_vector<double>();
+    };
+    const std::vector<double> compiled = draw();
+    lz::set_jit(false);
+    const std::vector<double> interpreted = draw();
+    lz::set_jit(true);
+    ASSERT_EQ(compiled.size(), interpreted.size());
+    for (size_t i = 0; i < compiled.size(); ++i) {
+      ASSERT_EQ(compiled[i], interpreted[i]) << lz::dtype_name(dtype) << " element " << i;
+    }
+  }
 }
 
 TEST(RandomTest, IntegerUniformCoversEachValueOfTheRange) {
