@@ -5,7 +5,8 @@ usage: peer_reference.py FRAMEWORK WORKLOAD WARMUP REPEAT THREADS INPUTS OUTPUT 
 FRAMEWORK: numpy, jax (jax.jit), torch (eager), torch.compile or drjit (LLVM backend).
 WORKLOAD: a name, or NAME:N for a loop of N iterations: those of the async suite (numpy), and
 "train" (jax, torch): N SGD steps of an MLP classifier, the train suite's, whose result is the
-last step's loss.
+last step's loss. "normal" draws standard normal numbers of its input's shape (numpy, torch,
+jax), which the random suite checks by their moments.
 INPUTS: the float32 inputs one after another, row-major, each of shape SHAPE (D0xD1, "" for 0-d).
 OUTPUT: receives the last run's result, float32 row-major.
 Prints the median wall time of REPEAT runs, in milliseconds, on the last line of stdout.
@@ -38,6 +39,7 @@ def numpy_framework(threads):
         "wait_each": wait_each,
         "chain": chain,
         "train_step": train_steps,
+        "normal": lambda x, rng=np.random.default_rng(7): rng.standard_normal(x.shape, dtype=np.float32),
     }
     return workloads, (lambda arrays: arrays), (lambda f, inputs: f(*inputs)), np.asarray
 
@@ -95,6 +97,7 @@ def jax_framework(threads):
         "softmax": softmax,
         "layernorm": layernorm,
         "mlp": lambda x, w1, b1, w2, b2: softmax(jnp.maximum(x @ w1 + b1, 0) @ w2 + b2),
+        "normal": lambda x: jax.random.normal(jax.random.PRNGKey(7), x.shape),
     }
     workloads = {name: jax.jit(f) for name, f in plain.items()}
 
@@ -148,6 +151,8 @@ def torch_framework(threads, compiled=False):
         "mlp": lambda x, w1, b1, w2, b2: softmax(torch.relu(x @ w1 + b1) @ w2 + b2),
     }
     workloads = {name: torch.compile(f) for name, f in plain.items()} if compiled else plain
+    if not compiled:
+        workloads["normal"] = lambda x: torch.randn(x.shape)
 
     @torch.enable_grad()  # run() turns gradients off for the other workloads
     def train(steps, x, labels, *initial):

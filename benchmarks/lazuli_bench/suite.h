@@ -37,6 +37,7 @@ std::unique_ptr<Suite> make_cuda_suite();
 std::unique_ptr<Suite> make_train_suite();
 std::unique_ptr<Suite> make_gemm_suite();
 std::unique_ptr<Suite> make_memory_suite();
+std::unique_ptr<Suite> make_random_suite();
 
 /// The memory suite's lazuli process (--memory-child OPTIMIZER:STEPS): runs the steps and prints
 /// their figures; returns the exit status.

@@ -10,6 +10,7 @@ std::vector<std::unique_ptr<Suite>> make_suites() {
   suites.push_back(make_train_suite());
   suites.push_back(make_gemm_suite());
   suites.push_back(make_memory_suite());
+  suites.push_back(make_random_suite());
   return suites;
 }
 
