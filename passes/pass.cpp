@@ -5,7 +5,6 @@
 #include "ir/printer.h"
 #include "lazuli/error.h"
 #include "plan/fusion_plan.h"
-#include "plan/memory_plan.h"
 #include "plan/schedule.h"
 
 namespace lz::passes {
@@ -26,7 +25,7 @@ struct NamedPass {
 constexpr NamedPass kPasses[] = {
     {"dce", make_dead_code_elimination}, {"cse", make_common_subexpression_elimination},
     {"simplify", make_simplification},   {"fuse", make_fusion},
-    {"schedule", make_scheduling},       {"memplan", make_memory_planning},
+    {"schedule", make_scheduling},
 };
 
 }  // namespace
@@ -73,7 +72,6 @@ std::string print_context(const PassContext& context, const ir::LocationOverride
   std::string text = ir::print_graph(context.graph, locations);
   if (context.fusion) text += as_comment(print_fusion_plan(*context.fusion, context.graph));
   if (context.schedule) text += as_comment(print_schedule(*context.schedule));
-  if (context.memory) text += as_comment(print_memory_plan(*context.memory, context.graph));
   return text;
 }
 

@@ -11,7 +11,6 @@
 namespace lz::plan {
 struct FusionPlan;  // plan/fusion_plan.h
 struct Schedule;    // plan/schedule.h
-struct MemoryPlan;  // plan/memory_plan.h
 }  // namespace lz::plan
 
 namespace lz::passes {
@@ -37,7 +36,6 @@ struct PassContext {
   PassOptions options;
   std::unique_ptr<plan::FusionPlan> fusion;  // set by "fuse"
   std::unique_ptr<plan::Schedule> schedule;  // set by "schedule" (needs "fuse")
-  std::unique_ptr<plan::MemoryPlan> memory;  // set by "memplan" (needs "schedule")
   // Work counted, so that a test bounds it instead of timing the pass: "cse" adds the comparisons
   // of two distinct nodes' fields it made.
   int64_t node_comparisons = 0;
@@ -58,7 +56,7 @@ std::unique_ptr<Pass> make_pass(std::string_view name);
 /// Whether make_pass knows `name`.
 bool is_pass_name(std::string_view name);
 
-/// The names make_pass knows, for messages: "dce, cse, simplify, fuse, schedule, memplan".
+/// The names make_pass knows, for messages: "dce, cse, simplify, fuse, schedule".
 std::string pass_names_text();
 
 std::unique_ptr<Pass> make_dead_code_elimination();             // "dce"
@@ -66,10 +64,9 @@ std::unique_ptr<Pass> make_common_subexpression_elimination();  // "cse"
 std::unique_ptr<Pass> make_simplification();                    // "simplify"
 std::unique_ptr<Pass> make_fusion();                            // "fuse"
 std::unique_ptr<Pass> make_scheduling();                        // "schedule"
-std::unique_ptr<Pass> make_memory_planning();                   // "memplan"
 
 /// The context as text: the graph (ir/printer.h format), then, once computed, the kernels with the
-/// reasons fusion stopped, the schedule and the memory plan, as `//` comment lines so that any
+/// reasons fusion stopped and the schedule, as `//` comment lines so that any
 /// dump parses back (lazuli-opt replays it). `locations` as for ir::print_graph.
 std::string print_context(const PassContext& context, const ir::LocationOverrides& locations = {});
 

@@ -15,12 +15,11 @@ namespace lz::passes {
 /// The passes every evaluation runs: they rewrite the graph and form its kernels.
 inline constexpr std::string_view kDefaultPipeline = "dce,cse,simplify,dce,fuse";
 
-/// Analyses of the kernels fusion formed: a launch order with levels, streams and waits
-/// ("schedule") and the buffer reuse that order allows ("memplan"). The executor follows neither:
-/// it runs the kernels in the fusion plan's order and frees each value after its last reader into
-/// the caching allocator. So an evaluation runs them only when its passes are dumped (LZ_DUMP),
-/// and lazuli-opt runs them by default.
-inline constexpr std::string_view kAnalysisPipeline = "schedule,memplan";
+/// An analysis of the kernels fusion formed: a launch order with levels, streams and waits
+/// ("schedule"), for dumps. The executor runs the kernels in the fusion plan's order, reusing
+/// memory as it goes (runtime/kernel_executor.h), so an evaluation runs the analysis only when
+/// its passes are dumped (LZ_DUMP), and lazuli-opt runs it by default.
+inline constexpr std::string_view kAnalysisPipeline = "schedule";
 
 /// `pipeline` followed by the analyses.
 inline std::string with_analyses(std::string_view pipeline) {

@@ -266,7 +266,7 @@ struct PlanCache::Entry {
                                    const std::vector<ir::NodePtr>& clones,
                                    const std::vector<int32_t>& folded_positions,
                                    const PassContext& optimized) {
-    if (optimized.schedule || optimized.memory) return nullptr;
+    if (optimized.schedule) return nullptr;
     std::unordered_map<const ir::Node*, int32_t> recorded_position;
     recorded_position.reserve(clones.size());
     for (size_t i = 0; i < clones.size(); ++i) {

@@ -83,7 +83,7 @@ class PlanCache {
 
   /// The context to run: a hit's, or `run` over a copy of the recorded graph, whose result is
   /// then remembered. Safe on any thread. A pipeline that throws remembers nothing; results with
-  /// a schedule or a memory plan are not remembered.
+  /// a schedule are not remembered.
   PassContext complete(Lookup lookup, const Pipeline& run);
 
   /// A hit's context once it has run, or nothing: what give_back needs to know where it goes.

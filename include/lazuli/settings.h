@@ -67,8 +67,8 @@ void set_cache_directory(const std::string& directory);
 /// compiles it again). At least 1; a smaller value throws lz::Error.
 void set_kernel_cache_size(int64_t kernels);
 
-/// LZ_PASSES_OFF=cse,simplify: passes to skip, by name (dce, cse, simplify, fuse, schedule,
-/// memplan), spaces around a name allowed. Throws lz::Error for a name that is no pass.
+/// LZ_PASSES_OFF=cse,simplify: passes to skip, by name (dce, cse, simplify, fuse, schedule),
+/// spaces around a name allowed. Throws lz::Error for a name that is no pass.
 void set_disabled_passes(const std::string& comma_separated_names);
 
 /// How recorded work is run. Async (the default): a blocking point, or a bound, launches the

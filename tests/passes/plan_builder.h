@@ -1,5 +1,5 @@
-// Hand-made fusion plans for the scheduling and memory planning tests (defined in
-// scheduling_test.cpp), so those passes are tested without depending on the fusion pass.
+// Hand-made fusion plans for the scheduling tests (defined in scheduling_test.cpp), so the pass
+// is tested without depending on the fusion pass.
 #pragma once
 
 #include <string>

@@ -17,8 +17,6 @@
 
 namespace lz::passes::test {
 
-// Shared with memory_planning_test.cpp, which declares them.
-
 // A fusion plan whose kernel k computes the nodes at positions groups[k] of `graph`. Inputs and
 // outputs follow plan::FusionPlan's definition: a kernel reads what its nodes use from outside, and
 // writes out what another kernel reads or the graph returns.

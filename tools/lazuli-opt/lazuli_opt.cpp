@@ -48,7 +48,7 @@ missing, runs a pipeline of passes over it and prints the result.
 
 Options:
   --passes=LIST         comma-separated passes to run, in order (default: %PIPELINE%);
-                        the passes are dce, cse, simplify, fuse, schedule, memplan
+                        the passes are dce, cse, simplify, fuse, schedule
   --disable=NAME        skip every pass called NAME (repeatable)
   --no-fusion           one kernel per op (as LZ_FUSION=0)
   --max-kernel-ops=N    split kernels with more ops than this
