@@ -49,6 +49,10 @@ AREAS = {
     "plan_cache": (["passes/plan_cache.cpp", "passes/graph_signature.cpp"],
                    ["passes/passes_plan_cache_tests", "frontend/frontend_tests",
                     "frontend/frontend_async_tests"]),
+    "in_place": (["memory/buffer.cpp", "runtime/kernel_executor.cpp",
+                  "runtime/cpu/compiled_kernel.cpp", "plan/fusion_plan.cpp"],
+                 ["frontend/frontend_kernel_count_tests", "passes/passes_fuzz_tests",
+                  "frontend/frontend_tests"]),
 }
 
 OPERATORS = [
