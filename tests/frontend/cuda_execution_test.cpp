@@ -175,6 +175,25 @@ TEST_F(CudaExecutionTest, AHostTensorMovedOnceIsCopiedToTheDeviceOnce) {
   EXPECT_EQ(second.to_vector<float>()[200], 2.0f * static_cast<float>(200 % 97));
 }
 
+// A host buffer keeps the copy a device made of it for its life: a CPU kernel that wrote its
+// output over that buffer would keep a copy of the old values in device memory for the life of
+// the new ones, where nothing can read it. Such memory is never written over.
+TEST_F(CudaExecutionTest, HostMemoryADeviceCopiedIsNotWrittenOver) {
+  std::vector<float> values(1 << 18);  // 1 MiB: the size from which outputs take dying inputs
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i % 97);
+  lz::Tensor y;
+  {
+    const lz::Tensor x = lz::from_vector(values, {1 << 18});
+    EXPECT_EQ((x.to(lz::Device::cuda()) + 1).to_vector<float>()[96], 97.0f);
+    y = x * 2 + 1;
+  }  // only y's pending op reads x now, but the device's copy of x's buffer remains
+  lz::reset_stats();
+  EXPECT_EQ(y.to_vector<float>()[200], 2.0f * static_cast<float>(200 % 97) + 1);
+  EXPECT_EQ(lz::stats().outputs_written_in_place, 0);
+  EXPECT_EQ(y.to(lz::Device::cuda()).to_vector<float>()[200],
+            2.0f * static_cast<float>(200 % 97) + 1);
+}
+
 TEST_F(CudaExecutionTest, FreedDeviceMemoryIsReusedAndCanBeGivenBack) {
   lz::DeviceScope scope(lz::Device::cuda());
   const auto evaluate_and_drop = [] {
