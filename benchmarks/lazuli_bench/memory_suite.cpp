@@ -4,6 +4,8 @@
 // interpreter imports them). Each reports the peak growth of its resident memory over the steps,
 // as a multiple of the parameters' bytes (Adam needs the parameters, their gradients and two
 // moments: 4x; SGD 2x), and each step's time, one barrier per step.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -44,11 +46,19 @@ int64_t resident_bytes(const std::string& field) {
   return 0;
 }
 
+/// Minor page faults of this process so far: each is a page of fresh memory touched.
+int64_t minor_page_faults() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_minflt;
+}
+
 /// What one framework's process printed: training_memory.py's lines.
 struct Figures {
   int64_t peak_growth_bytes = 0;
   std::vector<double> step_seconds;
   std::vector<double> losses;
+  std::vector<double> page_faults;  // minor page faults of each step (fresh memory touched)
 };
 
 std::optional<Figures> parse_figures(const std::string& output) {
@@ -67,6 +77,7 @@ std::optional<Figures> parse_figures(const std::string& output) {
     }
     while (name == "step_seconds" && words >> value) figures.step_seconds.push_back(value);
     while (name == "losses" && words >> value) figures.losses.push_back(value);
+    while (name == "page_faults" && words >> value) figures.page_faults.push_back(value);
   }
   if (!peak_seen || figures.step_seconds.empty()) return std::nullopt;
   return figures;
@@ -91,9 +102,10 @@ void lazuli_steps(const std::string& optimizer, int64_t steps) {
   lz::waitall();
   lz::optim::Adam adam({.learning_rate = kRate});
   lz::optim::SGD sgd({.learning_rate = kRate});
-  std::vector<double> seconds, losses;
+  std::vector<double> seconds, losses, page_faults;
   for (int64_t step = 0; step < steps; ++step) {
     const Stopwatch stopwatch;
+    const int64_t faults_before = minor_page_faults();
     auto [loss, grads] = lz::value_and_grad(
         [&](const std::vector<lz::Tensor>& p) {
           return lz::cross_entropy(lz::nn::mlp(p, x), labels);
@@ -107,12 +119,15 @@ void lazuli_steps(const std::string& optimizer, int64_t steps) {
     grads.clear();
     losses.push_back(loss.item<float>());
     seconds.push_back(stopwatch.milliseconds() / 1e3);
+    page_faults.push_back(static_cast<double>(minor_page_faults() - faults_before));
   }
   std::printf("peak_growth_bytes %lld\nstep_seconds",
               static_cast<long long>(resident_bytes("VmHWM") - baseline));
   for (const double s : seconds) std::printf(" %.6f", s);
   std::printf("\nlosses");
   for (const double l : losses) std::printf(" %.6f", l);
+  std::printf("\npage_faults");
+  for (const double f : page_faults) std::printf(" %.0f", f);
   std::printf("\n");
 }
 
@@ -156,6 +171,12 @@ Row figures_row(const std::string& optimizer, int64_t steps, const std::string& 
       format(" = %.1fx parameters; steps 1-5: ", growth / static_cast<double>(parameter_bytes())) +
       first_steps + " s; last loss " +
       format("%.4f", figures->losses.empty() ? NAN : figures->losses.back()) + ")";
+  if (figures->page_faults.size() > 2) {  // steps 3 on: buffers come from the cache, or not
+    double later = 0;
+    for (size_t i = 2; i < figures->page_faults.size(); ++i) later += figures->page_faults[i];
+    row.check += format("; page faults per step from step 3: %.0f",
+                        later / static_cast<double>(figures->page_faults.size() - 2));
+  }
   row.mismatch = !finite;
   return row;
 }

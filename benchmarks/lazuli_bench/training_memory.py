@@ -9,7 +9,8 @@ or sgd. The model is memory_suite.cpp's: an MLP 2048-4096-4096-4096-10 (160 MiB 
 parameters) at batch 256, Glorot-uniform weights and zero biases, labels i % 10. Each step ends
 with the loss read back (one barrier per step). Prints, one per line: `peak_growth_bytes N` (the
 peak resident memory over the steps, VmHWM reset through /proc/self/clear_refs, less the
-resident memory before the parameters existed), `step_seconds S...` and `losses L...`. Exits with
+resident memory before the parameters existed), `step_seconds S...`, `losses L...` and
+`page_faults F...` (minor page faults of each step: pages of fresh memory touched). Exits with
 3 when the framework does not import.
 
 PyTorch is eager with torch.optim; JAX is one jitted step with the parameters and the optimizer
@@ -17,6 +18,7 @@ state donated.
 """
 
 import os
+import resource
 import sys
 import time
 
@@ -146,9 +148,10 @@ def jax_steps(optimizer, steps, record):
 
 def main():
     framework, optimizer, steps = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    step_seconds, losses = [], []
+    step_seconds, losses, page_faults = [], [], []
     clock = [0.0]
     baseline = [0]
+    faults = [0]
 
     def record(event):
         if event == "baseline":
@@ -157,7 +160,9 @@ def main():
         else:
             step_seconds.append(time.perf_counter() - clock[0])
             losses.append(event)
+            page_faults.append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults[0])
         clock[0] = time.perf_counter()
+        faults[0] = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
     try:
         {"lazuli": lazuli_steps, "torch": torch_steps, "jax": jax_steps}[framework](optimizer, steps, record)
@@ -167,6 +172,7 @@ def main():
     print("peak_growth_bytes", resident_bytes("VmHWM") - baseline[0])
     print("step_seconds", *step_seconds)
     print("losses", *losses)
+    print("page_faults", *page_faults)
 
 
 if __name__ == "__main__":
