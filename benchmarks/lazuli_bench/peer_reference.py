@@ -19,6 +19,17 @@ import time
 import numpy as np
 
 
+def mlp_logits(params, x, relu):
+    """The logits of an MLP whose params are (weight (in, out), bias) per layer, `relu` between
+    layers: the train suite's model, and the memory suite's (training_memory.py)."""
+    h = x
+    for i in range(0, len(params), 2):
+        h = h @ params[i] + params[i + 1]
+        if i + 2 < len(params):
+            h = relu(h)
+    return h
+
+
 def numpy_framework(threads):
     def softmax(x):
         e = np.exp(x - x.max(axis=-1, keepdims=True))
@@ -102,11 +113,7 @@ def jax_framework(threads):
     workloads = {name: jax.jit(f) for name, f in plain.items()}
 
     def loss_of(params, x, labels):
-        h = x
-        for i in range(0, len(params), 2):
-            h = h @ params[i] + params[i + 1]
-            if i + 2 < len(params):
-                h = jnp.maximum(h, 0)
+        h = mlp_logits(params, x, lambda h: jnp.maximum(h, 0))
         return jnp.mean(jax.nn.logsumexp(h, axis=-1) - jnp.take_along_axis(h, labels[:, None], -1)[:, 0])
 
     @jax.jit
@@ -159,12 +166,7 @@ def torch_framework(threads, compiled=False):
         labels = labels.long()
         params = [p.clone().requires_grad_() for p in initial]
         for _ in range(steps):
-            h = x
-            for i in range(0, len(params), 2):
-                h = h @ params[i] + params[i + 1]
-                if i + 2 < len(params):
-                    h = torch.relu(h)
-            loss = torch.nn.functional.cross_entropy(h, labels)
+            loss = torch.nn.functional.cross_entropy(mlp_logits(params, x, torch.relu), labels)
             grads = torch.autograd.grad(loss, params)
             with torch.no_grad():
                 for p, g in zip(params, grads):

@@ -22,6 +22,8 @@ import resource
 import sys
 import time
 
+from peer_reference import mlp_logits  # the same directory, here and in the build folder
+
 LAYERS = [2048, 4096, 4096, 4096, 10]
 BATCH = 256
 RATE = 1e-3
@@ -81,12 +83,7 @@ def torch_steps(optimizer, steps, record):
         params.append(torch.zeros(fan_out, requires_grad=True))
     opt = torch.optim.Adam(params, lr=RATE) if optimizer == "adam" else torch.optim.SGD(params, lr=RATE)
     for _ in range(steps):
-        h = x
-        for i in range(0, len(params), 2):
-            h = h @ params[i] + params[i + 1]
-            if i + 2 < len(params):
-                h = torch.relu(h)
-        loss = torch.nn.functional.cross_entropy(h, labels)
+        loss = torch.nn.functional.cross_entropy(mlp_logits(params, x, torch.relu), labels)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -110,12 +107,7 @@ def jax_steps(optimizer, steps, record):
         params.append(jnp.zeros(fan_out))
 
     def loss_of(p):
-        h = x
-        for i in range(0, len(p), 2):
-            h = h @ p[i] + p[i + 1]
-            if i + 2 < len(p):
-                h = jax.nn.relu(h)
-        logp = jax.nn.log_softmax(h)
+        logp = jax.nn.log_softmax(mlp_logits(p, x, jax.nn.relu))
         return -jnp.mean(jnp.take_along_axis(logp, labels[:, None], axis=1))
 
     if optimizer == "adam":
