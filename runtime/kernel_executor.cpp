@@ -233,26 +233,26 @@ class Execution {
   /// output of its size may take it (ExecutionOptions::in_place_from_bytes); else null. Empty
   /// when no input qualifies or the kernel does not run on the CPU's compiled code.
   std::vector<BufferPtr> dying_inputs(const plan::Kernel& kernel) const {
-    std::vector<BufferPtr> dying;
+    std::vector<BufferPtr> dying;  // allocated at the first input that qualifies: most kernels
+                                   // have none, and this runs before every kernel
     if (options_.in_place_from_bytes < 0 || !options_.jit ||
         options_.device.kind() != Device::Kind::Cpu) {
       return dying;
     }
-    bool any = false;
-    for (const ir::NodePtr& input : kernel.inputs) {
+    for (size_t i = 0; i < kernel.inputs.size(); ++i) {
+      const ir::Node* input = kernel.inputs[i].get();
       const int64_t bytes = input->size() * static_cast<int64_t>(dtype_size(input->dtype));
+      if (bytes < options_.in_place_from_bytes || reads_left_.at(input) != 1) continue;
       BufferPtr storage;
-      if (bytes >= options_.in_place_from_bytes && reads_left_.at(input.get()) == 1) {
-        if (input->is_evaluated()) {
-          storage = memory::Buffer::exclusive_storage(input->buffer);
-        } else if (const auto found = written_.find(input.get()); found != written_.end()) {
-          storage = memory::Buffer::exclusive_storage(found->second);
-        }  // else a matmul's product that its epilogue reads block by block
-      }
-      any = any || storage != nullptr;
-      dying.push_back(std::move(storage));
+      if (input->is_evaluated()) {
+        storage = memory::Buffer::exclusive_storage(input->buffer);
+      } else if (const auto found = written_.find(input); found != written_.end()) {
+        storage = memory::Buffer::exclusive_storage(found->second);
+      }  // else a matmul's product that its epilogue reads block by block
+      if (storage == nullptr) continue;
+      dying.resize(kernel.inputs.size());
+      dying[i] = std::move(storage);
     }
-    if (!any) dying.clear();
     return dying;
   }
 

@@ -142,18 +142,20 @@ plan::WrittenOver outputs_over_dying_inputs(
   if (std::none_of(dying.begin(), dying.end(), [](const auto& buffer) { return buffer; })) {
     return written_over;
   }
-  std::vector<bool> taken(dying.size(), false);
+  // Per input: whether an output may take it, once it is known to be read index-aligned (a walk
+  // of the kernel, made once per input); false once taken.
+  std::vector<bool> available(dying.size());
+  for (size_t i = 0; i < dying.size(); ++i) {
+    available[i] = dying[i] && plan::reads_index_aligned(kernel, *kernel.inputs[i]);
+  }
   for (size_t o = 0; o < kernel.outputs.size(); ++o) {
     const ir::Node& output = *kernel.outputs[o];
     for (size_t i = 0; i < dying.size(); ++i) {
       const ir::Node& input = *kernel.inputs[i];
-      if (!dying[i] || taken[i] || input.dtype != output.dtype || input.size() != output.size() ||
-          !plan::reads_index_aligned(kernel, input)) {
-        continue;
-      }
+      if (!available[i] || input.dtype != output.dtype || input.size() != output.size()) continue;
       written_over.resize(kernel.outputs.size(), -1);
       written_over[o] = static_cast<int>(i);
-      taken[i] = true;
+      available[i] = false;
       break;
     }
   }
