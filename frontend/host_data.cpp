@@ -13,21 +13,6 @@
 namespace lz {
 namespace {
 
-/// Storage for the elements of `shape`, after checking it; an lz::Error under the memory limit.
-template <Element T>
-std::shared_ptr<memory::Buffer> allocate_for(std::string_view op, const Shape& shape) {
-  frontend::check_shape(op, shape);
-  try {
-    return memory::Buffer::allocate(dtype_of<T>(), shape_size(shape));
-  } catch (const std::bad_alloc&) {
-    throw Error("[" + std::string(op) + "] cannot allocate " +
-                std::to_string(shape_size(shape) * static_cast<int64_t>(sizeof(T))) +
-                " bytes: " + std::to_string(memory::Buffer::live_bytes()) +
-                " bytes of tensors are alive and the memory limit is " +
-                std::to_string(memory::Buffer::memory_limit()) + " (lz::set_memory_limit)");
-  }
-}
-
 void check_pointer(std::string_view op, const void* data, const Shape& shape) {
   if (data == nullptr && shape_size(shape) > 0) {
     throw Error("[" + std::string(op) + "] got a null pointer for the " +
@@ -64,6 +49,24 @@ void copy_column_major(const T* from, T* to, const Shape& shape) {
 
 }  // namespace
 
+namespace frontend {
+
+std::shared_ptr<memory::Buffer> allocate_host(std::string_view op, DType dtype,
+                                              const Shape& shape) {
+  check_shape(op, shape);
+  try {
+    return memory::Buffer::allocate(dtype, shape_size(shape));
+  } catch (const std::bad_alloc&) {
+    throw Error("[" + std::string(op) + "] cannot allocate " +
+                std::to_string(shape_size(shape) * static_cast<int64_t>(dtype_size(dtype))) +
+                " bytes: " + std::to_string(memory::Buffer::live_bytes()) +
+                " bytes of tensors are alive and the memory limit is " +
+                std::to_string(memory::Buffer::memory_limit()) + " (lz::set_memory_limit)");
+  }
+}
+
+}  // namespace frontend
+
 template <Element T>
 Tensor from_vector(const std::vector<T>& data, Shape shape, Device device,
                    std::source_location loc) try {
@@ -72,7 +75,8 @@ Tensor from_vector(const std::vector<T>& data, Shape shape, Device device,
     throw Error("[from_vector] " + std::to_string(data.size()) + " values cannot fill shape " +
                 shape_string(shape) + ", which holds " + std::to_string(shape_size(shape)));
   }
-  std::shared_ptr<memory::Buffer> buffer = allocate_for<T>("from_vector", shape);
+  std::shared_ptr<memory::Buffer> buffer =
+      frontend::allocate_host("from_vector", dtype_of<T>(), shape);
   if constexpr (std::is_same_v<T, bool>) {
     // std::vector<bool> packs its values into bits: one at a time into lazuli's bytes.
     bool* elements = buffer->data_as<bool>();
@@ -89,7 +93,8 @@ template <Element T>
 Tensor from_data(const T* data, Shape shape, Order order, Device device,
                  std::source_location loc) try {
   check_pointer("from_data", data, shape);
-  std::shared_ptr<memory::Buffer> buffer = allocate_for<T>("from_data", shape);
+  std::shared_ptr<memory::Buffer> buffer =
+      frontend::allocate_host("from_data", dtype_of<T>(), shape);
   if (shape_size(shape) > 0) {
     if (order == Order::ColumnMajor) {
       copy_column_major(data, buffer->data_as<T>(), shape);

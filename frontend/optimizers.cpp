@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
-#include <new>
 #include <string>
 
 #include "frontend/kept_results.h"
@@ -57,16 +56,7 @@ Tensor zeros_of_its_own(std::string_view op, const Tensor& p, std::source_locati
     const DeviceScope on(p.device());
     return lz::zeros(p.shape(), p.dtype(), loc);
   }
-  std::shared_ptr<memory::Buffer> buffer;
-  try {
-    buffer = memory::Buffer::allocate(p.dtype(), p.size());
-  } catch (const std::bad_alloc&) {
-    throw Error("[" + std::string(op) + "] cannot allocate the " + std::to_string(p.size()) +
-                " zeros of " + shape_string(p.shape()) +
-                " for its state: " + std::to_string(memory::Buffer::live_bytes()) +
-                " bytes of tensors are alive and the memory limit is " +
-                std::to_string(memory::Buffer::memory_limit()) + " (lz::set_memory_limit)");
-  }
+  std::shared_ptr<memory::Buffer> buffer = frontend::allocate_host(op, p.dtype(), p.shape());
   std::memset(buffer->data(), 0, static_cast<size_t>(buffer->bytes()));
   return frontend::record_data(std::move(buffer), p.shape(), p.device(), loc);
 }
@@ -74,8 +64,7 @@ Tensor zeros_of_its_own(std::string_view op, const Tensor& p, std::source_locati
 /// The state before the first step: `sets` lists of zeros_of_its_own per parameter, with the
 /// parameters launched now where they are still pending (generated initial values, which an
 /// evaluation leaves pending). As data, like the parameters and state of every later step, they
-/// give the first steps the graph of the others: the plan cache hits from the third step, and
-/// the second compiles nothing.
+/// give the first update the graph of the others: the plan cache hits from the third step.
 std::vector<std::vector<Tensor>> first_state(std::string_view op, const std::vector<Tensor>& params,
                                              int sets, std::source_location loc) {
   std::vector<std::vector<Tensor>> state(sets);
@@ -101,11 +90,10 @@ void SGD::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
   std::vector<Tensor> velocity(options_.momentum != 0 ? params.size() : 0);
   // v = 0 * momentum + g is g, as torch.optim.SGD's first step takes it.
   const bool momentum = options_.momentum != 0;
-  std::vector<Tensor> previous_velocity = velocity_;
-  if (!stepped_) {
-    std::vector<std::vector<Tensor>> state = first_state("SGD", params, momentum ? 1 : 0, loc);
-    if (momentum) previous_velocity = std::move(state[0]);
-  }
+  const std::vector<std::vector<Tensor>> zeros =
+      stepped_ ? std::vector<std::vector<Tensor>>{}
+               : first_state("SGD", params, momentum ? 1 : 0, loc);
+  const std::vector<Tensor>& previous_velocity = zeros.empty() ? velocity_ : zeros[0];
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     Tensor g = frontend::cast(grads[i], p.dtype(), loc);
@@ -142,10 +130,10 @@ void Adam::step(std::vector<Tensor>& params, const std::vector<Tensor>& grads,
   std::vector<Tensor> first_moment(params.size());
   std::vector<Tensor> second_moment(params.size());
   // Zero moments before the first step: m = 0 * beta1 + (1 - beta1) g is (1 - beta1) g.
-  std::vector<std::vector<Tensor>> previous = {first_moment_, second_moment_};
-  if (steps_ == 0) previous = first_state("Adam", params, 2, loc);
-  const std::vector<Tensor>& previous_first = previous[0];
-  const std::vector<Tensor>& previous_second = previous[1];
+  const std::vector<std::vector<Tensor>> zeros =
+      steps_ == 0 ? first_state("Adam", params, 2, loc) : std::vector<std::vector<Tensor>>{};
+  const std::vector<Tensor>& previous_first = zeros.empty() ? first_moment_ : zeros[0];
+  const std::vector<Tensor>& previous_second = zeros.empty() ? second_moment_ : zeros[1];
   for (size_t i = 0; i < params.size(); ++i) {
     const Tensor& p = params[i];
     Tensor g = frontend::cast(grads[i], p.dtype(), loc);

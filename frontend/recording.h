@@ -28,6 +28,10 @@ void check_shape(std::string_view op, const Shape& shape);
 /// (and records nothing) when the node is invalid. Evaluated nodes (data) are not pending.
 Tensor record(ir::NodePtr node);
 
+/// Uninitialized host storage for the elements of `shape` in `dtype`, after checking the shape;
+/// beyond the memory limit, an lz::Error naming `op`, the bytes alive and the limit.
+std::shared_ptr<memory::Buffer> allocate_host(std::string_view op, DType dtype, const Shape& shape);
+
 /// A data leaf of `shape` on `device` holding `buffer` (computed, or promised by a launch).
 Tensor record_data(std::shared_ptr<memory::Buffer> buffer, Shape shape, Device device,
                    std::source_location loc);

@@ -5,7 +5,7 @@
 // compiles nothing new. The first step starts computing the parameters where they are still
 // pending and makes the state zeros in memory of their own, and the new parameters and state
 // are written out by whichever evaluation computes them: every step records the same graph,
-// so a loop's third step reuses the second's plan and the second compiles nothing.
+// so from a loop's third step on the passes' result is reused.
 #pragma once
 
 #include <cstdint>
